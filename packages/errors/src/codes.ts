@@ -1,0 +1,526 @@
+/** What the error table says about one code. */
+export interface ErrorCodeInfo {
+  /** The package or app that raises it. */
+  readonly source: string;
+  /** HTTP status when the code crosses the API edge. */
+  readonly httpStatus: number;
+  /** One line: when it is raised. Kept identical to the row in docs/errors.md. */
+  readonly summary: string;
+}
+
+/**
+ * Every error code flowfleet raises. A code is SCREAMING_SNAKE with a package prefix and is never
+ * reused once retired; docs/errors.md carries one row per entry (a test keeps the two in sync).
+ */
+export const ERROR_CODES = {
+  INTERNAL_ERROR: {
+    source: 'any',
+    httpStatus: 500,
+    summary: 'An unexpected defect; the message is withheld from clients and the stack is logged.',
+  },
+  REG_KEY_ARITY: {
+    source: 'registry',
+    httpStatus: 500,
+    summary: 'A registry key has the wrong number of fields for its registry.',
+  },
+  REG_INVALID_KEY: {
+    source: 'registry',
+    httpStatus: 500,
+    summary: 'A registry key field is empty or not a string.',
+  },
+  REG_DUPLICATE_CELL: {
+    source: 'registry',
+    httpStatus: 500,
+    summary: 'A cell is registered under a key that already holds one.',
+  },
+  PLAT_UNKNOWN_ARCH: {
+    source: 'platform',
+    httpStatus: 400,
+    summary: 'An arch string belongs to no known family (x86-64 levels, aarch64, smXY).',
+  },
+  PLAT_NO_KERNEL: {
+    source: 'platform',
+    httpStatus: 500,
+    summary:
+      'No registered and available kernel for an op along the fallback chain; lists every rejected candidate.',
+  },
+  PLAT_NO_COMPONENT: {
+    source: 'platform',
+    httpStatus: 500,
+    summary: 'No registered component builder and no card factory for a component.',
+  },
+  PLAT_PARITY_SHAPE: {
+    source: 'platform',
+    httpStatus: 500,
+    summary: 'A parity check compares arrays of different lengths or tap sets.',
+  },
+  PLAT_INVALID_OVERRIDE: {
+    source: 'platform',
+    httpStatus: 500,
+    summary: "The test-only FLOWFLEET_PLATFORM_OVERRIDE is not 'device:arch' with a known device.",
+  },
+  PROTO_INVALID_REQUEST: {
+    source: 'protocol',
+    httpStatus: 400,
+    summary:
+      'A rollout request fails its schema or a limit (steps, latent size, group size, prompt length); details.issues lists each path and problem.',
+  },
+  PROTO_INVALID_MANIFEST: {
+    source: 'protocol',
+    httpStatus: 400,
+    summary: 'A worker manifest fails its schema; details.issues lists each path and problem.',
+  },
+  PROTO_INVALID_SYNC: {
+    source: 'protocol',
+    httpStatus: 400,
+    summary:
+      'A weight sync or sync acknowledgement fails its schema; details.issues lists each path.',
+  },
+  PROTO_INVALID_JOB: {
+    source: 'protocol',
+    httpStatus: 500,
+    summary:
+      'A job payload, job status or rollout summary read back from Redis or the blob store fails its schema.',
+  },
+  PROTO_INVALID_LANE: {
+    source: 'protocol',
+    httpStatus: 500,
+    summary:
+      'A lane spec fails its schema, or its name is not the hash of its requirements, or a lane hash is malformed.',
+  },
+  PROTO_INVALID_KEY: {
+    source: 'protocol',
+    httpStatus: 400,
+    summary:
+      'A Redis key prefix or key part is empty, too long, or contains a character outside [A-Za-z0-9._-].',
+  },
+  PROTO_INVALID_LIMITS: {
+    source: 'protocol',
+    httpStatus: 500,
+    summary: 'A limits override is not a positive safe integer (configuration error at boot).',
+  },
+  API_INVALID_BODY: {
+    source: 'coordinator',
+    httpStatus: 400,
+    summary: 'An HTTP request body fails its schema; details.issues lists each path and problem.',
+  },
+  API_INVALID_PARAMS: {
+    source: 'coordinator',
+    httpStatus: 400,
+    summary:
+      'A path parameter is malformed (job id, sha256, component, result file name); details.issues lists each.',
+  },
+  API_INVALID_JSON: {
+    source: 'coordinator',
+    httpStatus: 400,
+    summary: 'A request body is not valid JSON, or a JSON route got an empty body.',
+  },
+  API_BAD_REQUEST: {
+    source: 'coordinator',
+    httpStatus: 400,
+    summary: 'The HTTP request is malformed in a way no more specific code covers.',
+  },
+  API_UNAUTHORIZED: {
+    source: 'coordinator',
+    httpStatus: 401,
+    summary: 'No bearer token, or a token that matches no role.',
+  },
+  API_FORBIDDEN: {
+    source: 'coordinator',
+    httpStatus: 403,
+    summary: "The bearer token's role may not call this route (e.g. a viewer token on a mutation).",
+  },
+  API_ROUTE_NOT_FOUND: {
+    source: 'coordinator',
+    httpStatus: 404,
+    summary: 'No route matches the method and path.',
+  },
+  API_JOB_NOT_FOUND: {
+    source: 'coordinator',
+    httpStatus: 404,
+    summary: 'No rollout job has this id (never enqueued, or past its retention).',
+  },
+  API_RESULT_NOT_FOUND: {
+    source: 'coordinator',
+    httpStatus: 404,
+    summary: 'The rollout has no stored result yet (not completed, or failed).',
+  },
+  API_BLOB_NOT_FOUND: {
+    source: 'coordinator',
+    httpStatus: 404,
+    summary: 'No blob with this sha256 is stored; upload it with PUT /v1/blobs first.',
+  },
+  API_NO_CAPACITY: {
+    source: 'coordinator',
+    httpStatus: 409,
+    summary:
+      "No live worker satisfies the job's requirements; nothing was enqueued. details.workers gives each worker's reasons.",
+  },
+  API_STALE_VERSION: {
+    source: 'coordinator',
+    httpStatus: 409,
+    summary: "A weight sync's version is not greater than the component's current version.",
+  },
+  API_WEIGHT_VERSION_UNAVAILABLE: {
+    source: 'coordinator',
+    httpStatus: 409,
+    summary:
+      'A rollout requires a weight version that was never synced or that no live worker could load.',
+  },
+  API_RESULT_CONFLICT: {
+    source: 'coordinator',
+    httpStatus: 409,
+    summary:
+      'A result file for this job already exists with different bytes; results are written once.',
+  },
+  API_BODY_TOO_LARGE: {
+    source: 'coordinator',
+    httpStatus: 413,
+    summary: 'A JSON body exceeds the maxBodyBytes limit.',
+  },
+  API_BLOB_TOO_LARGE: {
+    source: 'coordinator',
+    httpStatus: 413,
+    summary: 'An upload (blob or result file) exceeds its size limit; nothing is kept.',
+  },
+  API_UNSUPPORTED_MEDIA_TYPE: {
+    source: 'coordinator',
+    httpStatus: 415,
+    summary:
+      'The Content-Type is not accepted by the route (JSON routes: application/json; uploads: application/octet-stream).',
+  },
+  COORD_ENV_INVALID: {
+    source: 'coordinator',
+    httpStatus: 500,
+    summary:
+      'The coordinator environment is invalid (missing REDIS_URL or tokens, bad port); the message lists each variable. Exit code 2.',
+  },
+  COORD_REDIS_EVICTION_POLICY: {
+    source: 'coordinator',
+    httpStatus: 500,
+    summary:
+      'Redis maxmemory-policy is not noeviction; the coordinator refuses to start. Fix: CONFIG SET maxmemory-policy noeviction, or the redis.conf line.',
+  },
+  COORD_REDIS_UNAVAILABLE: {
+    source: 'coordinator',
+    httpStatus: 503,
+    summary: 'Redis cannot be reached (at start-up, or by the health check).',
+  },
+  CLIENT_INVALID_OPTIONS: {
+    source: 'client',
+    httpStatus: 400,
+    summary:
+      'A client option or argument is malformed (base URL, timeout, retry, poll interval, minWorkers, id); nothing was sent.',
+  },
+  CLIENT_UNREACHABLE: {
+    source: 'client',
+    httpStatus: 503,
+    summary:
+      'The coordinator could not be reached (connection refused, reset, DNS); the cause carries the network error.',
+  },
+  CLIENT_TIMEOUT: {
+    source: 'client',
+    httpStatus: 504,
+    summary:
+      'A bound passed: one request (timeoutMs), waitFor or waitForSync; details say what was awaited and the last state seen.',
+  },
+  CLIENT_ABORTED: {
+    source: 'client',
+    httpStatus: 499,
+    summary: "The caller's AbortSignal fired; the cause is the signal's reason.",
+  },
+  CLIENT_HTTP_ERROR: {
+    source: 'client',
+    httpStatus: 502,
+    summary:
+      'The coordinator answered an error status without a known error envelope; details carry the status and the body (or the unknown envelope).',
+  },
+  CLIENT_BAD_RESPONSE: {
+    source: 'client',
+    httpStatus: 502,
+    summary:
+      'A coordinator response is not JSON or fails its schema; details.issues lists each path and problem.',
+  },
+  CLIENT_BLOB_MISMATCH: {
+    source: 'client',
+    httpStatus: 502,
+    summary:
+      'The coordinator answered another sha256 or size than the bytes the client uploaded or downloaded.',
+  },
+  CLIENT_RESULT_INVALID: {
+    source: 'client',
+    httpStatus: 502,
+    summary:
+      'A safetensors or rollout file is malformed (header, dtype, shape, offsets, format or metadata); names what is wrong.',
+  },
+  CLIENT_JOB_FAILED: {
+    source: 'client',
+    httpStatus: 500,
+    summary:
+      "An awaited rollout job failed; details.error is the server's error envelope, and the cause a FlowfleetError with its code when known.",
+  },
+  CLIENT_SYNC_FAILED: {
+    source: 'client',
+    httpStatus: 500,
+    summary:
+      'An awaited weight version failed (no worker could load it) or was superseded before any worker loaded it; details carry acks and reasons.',
+  },
+  CLIENT_UNKNOWN_VERSION: {
+    source: 'client',
+    httpStatus: 404,
+    summary: 'waitForSync names a weight version that was never synced for the component.',
+  },
+  WORKER_ENV_INVALID: {
+    source: 'worker',
+    httpStatus: 500,
+    summary:
+      'The worker environment is invalid (missing REDIS_URL or coordinator URL, bad number); the message lists each variable. Exit code 2.',
+  },
+  WORKER_REDIS_UNAVAILABLE: {
+    source: 'worker',
+    httpStatus: 503,
+    summary: 'The worker cannot reach Redis at start-up.',
+  },
+  WORKER_BACKEND_UNAVAILABLE: {
+    source: 'worker',
+    httpStatus: 500,
+    summary:
+      'FLOWFLEET_BACKEND names a backend this host cannot run (e.g. ort-cpu without a working onnxruntime-node); the worker does not start.',
+  },
+  WORKER_INVALID_OPTION: {
+    source: 'worker',
+    httpStatus: 500,
+    summary:
+      'A worker option is malformed (e.g. a FLOWFLEET_EXTRA_KERNELS entry, lock settings that cannot renew a lock in time).',
+  },
+  WORKER_JOB_UNSERVABLE: {
+    source: 'worker',
+    httpStatus: 422,
+    summary:
+      'A dequeued job sits in another lane than its payload names, or its requirements are not satisfied by this worker; it fails without retry.',
+  },
+  WORKER_WEIGHTS_UNAVAILABLE: {
+    source: 'worker',
+    httpStatus: 503,
+    summary:
+      'The worker cannot reach the weight version a job requires (never synced, refused as a bad blob, or an exact version older than the one it holds); the job is retried per its attempts.',
+  },
+  WORKER_BLOB_REFUSED: {
+    source: 'worker',
+    httpStatus: 422,
+    summary:
+      'A synced weights blob failed verification (sha256, size, safetensors layout, tensor names or shapes); the worker stays on its old version and acks refused.',
+  },
+  WORKER_BLOB_FETCH_FAILED: {
+    source: 'worker',
+    httpStatus: 503,
+    summary:
+      'The worker could not download a weights blob from the coordinator (unreachable, 404, cut short); it acks failed and retries on the next catch-up.',
+  },
+  WORKER_RESULT_UPLOAD_FAILED: {
+    source: 'worker',
+    httpStatus: 503,
+    summary:
+      'The coordinator did not accept a result file within the upload retry bound (unreachable, 5xx, rejected); the job is retried per its attempts.',
+  },
+  WORKER_RESULT_CONFLICT: {
+    source: 'worker',
+    httpStatus: 409,
+    summary:
+      'The job already holds a different result.safetensors from an earlier attempt (another backend or weight version ran it); the stored result stands and the job fails without retry.',
+  },
+  NUM_INVALID_ARGUMENT: {
+    source: 'numerics',
+    httpStatus: 400,
+    summary:
+      'A numerics function got an argument outside its domain (seed range, length mismatch, sigma range).',
+  },
+  NUM_VECTORS_MALFORMED: {
+    source: 'numerics',
+    httpStatus: 400,
+    summary:
+      'A golden-vectors file is not valid JSON or does not have the golden format; names the bad field.',
+  },
+  MODEL_CONFIG_INVALID: {
+    source: 'models',
+    httpStatus: 400,
+    summary:
+      'A model config breaks a structural constraint (non-positive size, dim not divisible by heads, odd head dim).',
+  },
+  MODEL_UNKNOWN_CARD: {
+    source: 'models',
+    httpStatus: 404,
+    summary: 'No model card is registered under the requested id; lists the known ids.',
+  },
+  MODEL_SAFETENSORS_INVALID: {
+    source: 'models',
+    httpStatus: 400,
+    summary:
+      'A safetensors buffer is malformed or truncated (header length, JSON, dtype, shape, offsets); nothing is loaded.',
+  },
+  MODEL_WEIGHTS_MISMATCH: {
+    source: 'models',
+    httpStatus: 400,
+    summary:
+      'A weight set does not match the config: lists missing, unexpected and wrong-shape tensors.',
+  },
+  MODEL_WEIGHTS_IO: {
+    source: 'models',
+    httpStatus: 500,
+    summary: 'A weights file could not be read or written.',
+  },
+  MODEL_INPUT_INVALID: {
+    source: 'models',
+    httpStatus: 400,
+    summary: 'A forward input is missing or has the wrong dtype or dims for the config.',
+  },
+  MODEL_ONNX_OPTIONS_INVALID: {
+    source: 'models',
+    httpStatus: 400,
+    summary:
+      'ONNX export options are invalid: unknown component, form or flag, a captured graph without weights or fixed dims, or over the 2 GB protobuf limit.',
+  },
+  MODEL_ONNX_MALFORMED: {
+    source: 'models',
+    httpStatus: 400,
+    summary: 'Bytes read back as an ONNX model are not a well-formed protobuf message.',
+  },
+  BACK_ORT_LOAD_FAILED: {
+    source: 'backends',
+    httpStatus: 500,
+    summary:
+      'onnxruntime-node could not be loaded (missing package or native binding); carries the loader message.',
+  },
+  BACK_ORT_SESSION_FAILED: {
+    source: 'backends',
+    httpStatus: 500,
+    summary:
+      'ONNX Runtime rejected a model or its session options when creating a session; carries the runtime message.',
+  },
+  BACK_ORT_RUN_FAILED: {
+    source: 'backends',
+    httpStatus: 500,
+    summary:
+      'An ONNX Runtime forward failed (bad feed names, dims or dtypes, or a runtime error); carries the runtime message.',
+  },
+  BACK_ORT_UNKNOWN_SESSION: {
+    source: 'backends',
+    httpStatus: 500,
+    summary:
+      'A forward names an ONNX Runtime session that was never created, was released, or died with its worker.',
+  },
+  BACK_ORT_UNKNOWN_WEIGHTS: {
+    source: 'backends',
+    httpStatus: 500,
+    summary:
+      'A forward names a weight set that was never uploaded to the worker pool or was released.',
+  },
+  BACK_ORT_WORKER_EXITED: {
+    source: 'backends',
+    httpStatus: 503,
+    summary:
+      'An ONNX Runtime worker thread failed to start or exited with calls in flight; those calls are rejected.',
+  },
+  BACK_ORT_NO_ONNX_ARTIFACT: {
+    source: 'backends',
+    httpStatus: 500,
+    summary: 'A component spec handed to an ort-* builder has no `artifacts.buildOnnx` function.',
+  },
+  BACK_ORT_UNSUPPORTED_DTYPE: {
+    source: 'backends',
+    httpStatus: 500,
+    summary:
+      'A tensor crossing the ONNX Runtime boundary has an element type other than float32, int32 or int64.',
+  },
+  BACK_PROVIDER_UNAVAILABLE: {
+    source: 'backends',
+    httpStatus: 503,
+    summary:
+      "An ONNX Runtime execution provider (cuda, webgpu) is not usable here; carries the probe's real reason.",
+  },
+  BACK_POOL_CLOSED: {
+    source: 'backends',
+    httpStatus: 503,
+    summary: 'A call reached an ONNX Runtime worker pool that is closed or closing.',
+  },
+  BACK_POOL_CLOSE_FAILED: {
+    source: 'backends',
+    httpStatus: 500,
+    summary: 'One or more steps of a worker pool close failed; every step still ran.',
+  },
+  RT_UNKNOWN_COMPONENT: {
+    source: 'runtime',
+    httpStatus: 400,
+    summary:
+      "A component id is not on the model card of this instance; lists the card's components.",
+  },
+  RT_WEIGHTS_MISSING: {
+    source: 'runtime',
+    httpStatus: 400,
+    summary:
+      'A ModelInstance was created without an initial weight version for one of its components.',
+  },
+  RT_WEIGHTS_VERSION_EXISTS: {
+    source: 'runtime',
+    httpStatus: 409,
+    summary:
+      'setWeightsVersion names a version the component already holds (versions are never reused).',
+  },
+  RT_INSTANCE_CLOSED: {
+    source: 'runtime',
+    httpStatus: 503,
+    summary: 'A ModelInstance (or its GraphCapturer) was used after close().',
+  },
+  RT_UNKNOWN_LOOP: {
+    source: 'runtime',
+    httpStatus: 400,
+    summary: 'A model card names a loop id the runtime has no implementation for.',
+  },
+  RT_INVALID_REQUEST: {
+    source: 'runtime',
+    httpStatus: 400,
+    summary:
+      'A rollout request is malformed (seeds, steps, sigmas, latent shape, sampler, guidance).',
+  },
+  RT_GRAPH_KEY_COLLISION: {
+    source: 'runtime',
+    httpStatus: 500,
+    summary:
+      'Two work plans share a graph key but declare different workspace sizes (a keying bug).',
+  },
+  RT_WORKSPACE_OVERFLOW: {
+    source: 'runtime',
+    httpStatus: 500,
+    summary: 'A graph function asked its static workspace for more bytes than the plan declared.',
+  },
+  RT_GRAPH_BIND_MISMATCH: {
+    source: 'runtime',
+    httpStatus: 500,
+    summary: "A replay's inputs differ from the captured graph's in names, dims or dtype.",
+  },
+  RT_INTERCEPTOR_CONFLICT: {
+    source: 'runtime',
+    httpStatus: 400,
+    summary: 'More than one distribution-altering interceptor was installed on one rollout.',
+  },
+  RT_NON_FINITE: {
+    source: 'runtime',
+    httpStatus: 500,
+    summary:
+      "The NaN watch saw a NaN or infinity in a step's output; names the step, tensor and index.",
+  },
+  RT_CANCELLED: {
+    source: 'runtime',
+    httpStatus: 499,
+    summary: 'A rollout was cancelled through its AbortSignal; it stopped at a step boundary.',
+  },
+  RT_RESULT_INVALID: {
+    source: 'runtime',
+    httpStatus: 400,
+    summary:
+      'A rollout result file is malformed or does not have the documented layout; names what is wrong.',
+  },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+/** Every error code, as a closed union. */
+export type ErrorCode = keyof typeof ERROR_CODES;

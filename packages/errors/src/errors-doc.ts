@@ -1,0 +1,25 @@
+import { ERROR_CODES, type ErrorCodeInfo } from './codes.js';
+
+const HEADER = [
+  '# Error codes',
+  '',
+  'Every expected failure in flowfleet is a `FlowfleetError` with one of these codes. Over HTTP it is',
+  'the envelope `{code, message, details}` with the status below. A code is never reused once retired.',
+  '',
+  'This table is generated from `packages/errors/src/codes.ts` by `npm run docs:errors`; a test fails',
+  'when the two differ.',
+  '',
+  '| code | raised by | HTTP | when |',
+  '| --- | --- | --- | --- |',
+];
+
+/** The markdown of docs/errors.md, rendered from the code table. */
+export function renderErrorsDoc(
+  codes: Readonly<Record<string, ErrorCodeInfo>> = ERROR_CODES,
+): string {
+  const rows = Object.entries(codes).map(
+    ([code, info]) =>
+      `| \`${code}\` | ${info.source} | ${info.httpStatus} | ${info.summary.replaceAll('|', '\\|')} |`,
+  );
+  return [...HEADER, ...rows, ''].join('\n');
+}
