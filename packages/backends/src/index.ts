@@ -1,0 +1,59 @@
+export { resolveRegistries } from './backend-registries.js';
+export type { BackendRegistries, ResolvedRegistries } from './backend-registries.js';
+export { CPU_BACKEND_ARCH, CPU_BACKEND_SOURCE, registerCpuBackend } from './cpu-backend.js';
+export { ortBindingPath } from './ort-binding-path.js';
+export {
+  declareOrtCells,
+  HOST_ORT_FACTS,
+  ORT_CELL_PROVIDERS,
+  ORT_PARITY_TOLERANCE,
+  ortAvailability,
+} from './ort-cells.js';
+export type {
+  DeclareOrtCellsOptions,
+  OrtCellProvider,
+  OrtHostFacts,
+  OrtProbeResult,
+  OrtProviderBuilder,
+} from './ort-cells.js';
+export { isOrtLoadStarted, loadOrt } from './ort/load-ort.js';
+export type { Ort } from './ort/load-ort.js';
+export { ORT_PROVIDERS, ortSessionOptions } from './ort/session-options.js';
+export type { OrtProvider, OrtSessionSettings } from './ort/session-options.js';
+export { OrtWorkerPool } from './ort/ort-worker-pool.js';
+export type {
+  OrtCreateSessionOptions,
+  OrtRunOptions,
+  OrtWorkerPoolOptions,
+} from './ort/ort-worker-pool.js';
+export type { OrtWorkerStats, ProviderProbe } from './ort/worker-protocol.js';
+export { closeSharedOrtPool, configureSharedOrtPool, sharedOrtPool } from './ort/shared-pool.js';
+export {
+  cachedProviderProbe,
+  ortProviderPredicate,
+  probeExecutionProvider,
+  probeOrtProviders,
+} from './ort/probe-providers.js';
+export type { ProbeOptions } from './ort/probe-providers.js';
+export {
+  buildOrtComponent,
+  createOrtComponentBuilder,
+  ortBuilderFor,
+} from './ort/ort-component.js';
+export type { OrtComponentBuilder, OrtComponentBuilderOptions } from './ort/ort-component.js';
+export { onnxArtifactsOf } from './ort/onnx-artifacts.js';
+export type {
+  InputDims,
+  OnnxArtifacts,
+  OnnxBuildOptions,
+  OrtComponentSpec,
+} from './ort/onnx-artifacts.js';
+export { encodeOnnxModel, ONNX_ELEM_TYPE } from './ort/onnx-encoder.js';
+export type {
+  OnnxElemType,
+  OnnxInitializer,
+  OnnxModelOptions,
+  OnnxNode,
+  OnnxValueInfo,
+} from './ort/onnx-encoder.js';
+export { PROBE_MODEL_BYTES } from './ort/probe-model.js';

@@ -1,0 +1,58 @@
+/** The devices flowfleet dispatches to (a closed set). */
+export type Device = 'cpu' | 'cuda' | 'webgpu';
+
+/** Every Device, in no particular order. */
+export const DEVICES: readonly Device[] = Object.freeze(['cpu', 'cuda', 'webgpu']);
+
+/** True when `value` names a Device. */
+export function isDevice(value: string): value is Device {
+  return (DEVICES as readonly string[]).includes(value);
+}
+
+/**
+ * What this process runs on: immutable, honest facts. `arch` is the x86-64 level
+ * (`x86-64-v4`/`v3`/`v2`/`generic`) or `aarch64` for the cpu device, `sm<major><minor>` for cuda.
+ */
+export interface PlatformFacts {
+  readonly device: Device;
+  readonly arch: string;
+  /** The flags behind the verdict (CPU flags, `compute_cap:9.0`, `override:…`). */
+  readonly features: readonly string[];
+  /**
+   * The host CPU's arch, used when the device chain falls back to `cpu`. Equal to `arch` on a
+   * cpu platform; when absent on injected facts the host CPU is detected.
+   */
+  readonly cpuArch?: string;
+}
+
+/** The solver kernel op ids every backend may implement. */
+export const SOLVER_OPS = Object.freeze([
+  'flow_match_step',
+  'flow_sde_step',
+  'cfg_combine',
+] as const);
+
+/** One solver kernel op id. */
+export type SolverOp = (typeof SOLVER_OPS)[number];
+
+/** The component kinds of a model card. */
+export const COMPONENT_KINDS = Object.freeze(['dit', 'text_encoder'] as const);
+
+/** One component kind. */
+export type ComponentKind = (typeof COMPONENT_KINDS)[number];
+
+/**
+ * What a model card says about one of its components: enough for a backend builder to build it
+ * (`artifacts`, e.g. ONNX bytes) and a TS reference `factory`, the last rung of the ladder.
+ */
+export interface ComponentSpec<TInstance = unknown, TComponent = unknown> {
+  readonly id: string;
+  readonly kind: string;
+  readonly variant?: string;
+  readonly factory: (
+    spec: ComponentSpec<TInstance, TComponent>,
+    instance: TInstance,
+  ) => TComponent | Promise<TComponent>;
+  /** What a backend builder needs, e.g. an ONNX builder. */
+  readonly artifacts?: Readonly<Record<string, unknown>>;
+}
