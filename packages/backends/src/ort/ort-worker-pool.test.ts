@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isFlowfleetError } from '@flowfleet/errors';
+import type { TensorData } from '@flowfleet/platform';
+import { OrtWorkerPool } from './ort-worker-pool.js';
+import { PROBE_MODEL_BYTES } from './probe-model.js';
+import {
+  addModel,
+  matmulChainModel,
+  mlpOnnx,
+  mlpWeights,
+  seededFloats,
+  MLP_DIMS,
+} from './test-models.js';
+
+const f32 = (values: number[]): TensorData => ({
+  dtype: 'float32',
+  dims: [values.length],
+  data: Float32Array.from(values),
+});
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isFlowfleetError(error)) return error.code;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('OrtWorkerPool', () => {
+  let pool: OrtWorkerPool;
+
+  beforeAll(async () => {
+    pool = await OrtWorkerPool.create({ threads: 1 });
+  });
+  afterAll(async () => {
+    await pool.close();
+  });
+
+  it('runs a model in a worker and returns correct values', async () => {
+    const session = await pool.createSession(addModel());
+    const out = await pool.run(session, { a: f32([1, 2, 3]), b: f32([10, 20, 30.5]) });
+    expect(out['y']?.dtype).toBe('float32');
+    expect(out['y']?.dims).toEqual([3]);
+    expect([...(out['y']?.data as Float32Array)]).toEqual([11, 22, 33.5]);
+  });
+
+  it('round-trips int64 tensors as BigInt64Array', async () => {
+    const session = await pool.createSession(addModel('int64'));
+    const a: TensorData = { dtype: 'int64', dims: [2], data: BigInt64Array.from([2n ** 40n, -5n]) };
+    const out = await pool.run(session, { a, b: a });
+    expect(out['y']?.data).toBeInstanceOf(BigInt64Array);
+    expect([...(out['y']?.data as BigInt64Array)]).toEqual([2n ** 41n, -10n]);
+  });
+
+  it('transfers outputs (and inputs when allowed) instead of copying them', async () => {
+    const session = await pool.createSession(addModel());
+    const [before] = await pool.stats();
+    const a = f32([1, 2]);
+    const b = f32([3, 4]);
+    const out = await pool.run(session, { a, b }, { transferInputs: true });
+    const [after] = await pool.stats();
+    // The worker checks its output buffers are detached after posting: they moved, not copied.
+    expect(after!.outputBuffersTransferred - before!.outputBuffersTransferred).toBe(1);
+    expect(after!.outputBytesTransferred - before!.outputBytesTransferred).toBe(8);
+    expect(out['y']?.data.buffer.byteLength).toBe(8);
+    // The caller allowed the transfer, so its input arrays are now detached.
+    expect(a.data.byteLength).toBe(0);
+    expect(b.data.byteLength).toBe(0);
+    const kept = f32([1, 2]);
+    await pool.run(session, { a: kept, b: f32([0, 0]) });
+    expect(kept.data.byteLength).toBe(8);
+  });
+
+  it('uploads a weight set once and reuses it across runs', async () => {
+    const session = await pool.createSession(mlpOnnx({ form: 'eager' }), { replicate: true });
+    const weights = mlpWeights(7);
+    const [before] = await pool.stats();
+    await pool.uploadWeights('mlp@1', weights);
+    await pool.uploadWeights('mlp@1', weights);
+    const x: TensorData = {
+      dtype: 'float32',
+      dims: [2, MLP_DIMS.in],
+      data: seededFloats(3, 2 * MLP_DIMS.in),
+    };
+    const first = await pool.run(session, { x }, { weightsId: 'mlp@1' });
+    for (let i = 0; i < 4; i++) {
+      const again = await pool.run(session, { x }, { weightsId: 'mlp@1' });
+      expect(again['y']?.data).toEqual(first['y']?.data);
+    }
+    const [after] = await pool.stats();
+    expect(after!.weightUploads - before!.weightUploads).toBe(1);
+    expect(after!.runs - before!.runs).toBe(5);
+    await pool.releaseWeights('mlp@1');
+    expect(await codeOf(pool.run(session, { x }, { weightsId: 'mlp@1' }))).toBe(
+      'BACK_ORT_UNKNOWN_WEIGHTS',
+    );
+  });
+
+  it('reports runtime failures as coded errors carrying the runtime message', async () => {
+    const session = await pool.createSession(addModel());
+    const wrongFeed = pool.run(session, { a: f32([1]), nope: f32([1]) });
+    await expect(wrongFeed).rejects.toMatchObject({ code: 'BACK_ORT_RUN_FAILED' });
+    await expect(wrongFeed).rejects.toHaveProperty('cause.message', expect.stringMatching(/\w+/));
+    const garbage = pool.createSession(Uint8Array.from([1, 2, 3, 4]));
+    await expect(garbage).rejects.toMatchObject({ code: 'BACK_ORT_SESSION_FAILED' });
+    expect(await codeOf(pool.run('ort-session-nope', {}))).toBe('BACK_ORT_UNKNOWN_SESSION');
+  });
+
+  it('releases sessions in the worker', async () => {
+    const session = await pool.createSession(PROBE_MODEL_BYTES);
+    const [before] = await pool.stats();
+    await pool.releaseSession(session);
+    const [after] = await pool.stats();
+    expect(after!.sessionsLive).toBe(before!.sessionsLive - 1);
+    expect(await codeOf(pool.run(session, { x: f32([1]) }))).toBe('BACK_ORT_UNKNOWN_SESSION');
+  });
+});
+
+describe('OrtWorkerPool faults and shutdown', () => {
+  it('rejects the calls in flight with a coded error when a worker dies, then recovers', async () => {
+    const pool = await OrtWorkerPool.create({ threads: 1 });
+    try {
+      const shared = await pool.createSession(addModel(), { replicate: true });
+      const pinned = await pool.createSession(addModel());
+      const inFlight = [1, 2, 3].map((v) => pool.run(shared, { a: f32([v]), b: f32([v]) }));
+      pool.exitWorkerForTesting(0, 70);
+      const settled = await Promise.allSettled(inFlight);
+      for (const result of settled) {
+        expect(result.status).toBe('rejected');
+        const reason = (result as PromiseRejectedResult).reason as unknown;
+        expect(isFlowfleetError(reason, 'BACK_ORT_WORKER_EXITED')).toBe(true);
+        expect(reason).toHaveProperty('details.exitCode', 70);
+      }
+      // A replacement worker rebuilds the replicable session on demand; the pinned one died.
+      const out = await pool.run(shared, { a: f32([2]), b: f32([5]) });
+      expect([...(out['y']?.data as Float32Array)]).toEqual([7]);
+      expect(await codeOf(pool.run(pinned, { a: f32([1]), b: f32([1]) }))).toBe(
+        'BACK_ORT_UNKNOWN_SESSION',
+      );
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('close() is idempotent, terminates every worker, and rejects later calls', async () => {
+    const pool = await OrtWorkerPool.create({ threads: 2 });
+    expect(pool.threads).toBe(2);
+    const session = await pool.createSession(matmulChainModel(256, 8));
+    const square: TensorData = {
+      dtype: 'float32',
+      dims: [256, 256],
+      data: seededFloats(1, 256 * 256),
+    };
+    // Settle into values at once: the rejections land while close() is awaited.
+    const outcomes = [1, 2, 3].map((i) =>
+      pool.run(session, { x: square, w: square }).then(
+        () => `resolved ${i}`,
+        (error: unknown) => (isFlowfleetError(error) ? error.code : 'other'),
+      ),
+    );
+    const first = pool.close();
+    expect(pool.close()).toBe(first);
+    await first;
+    await pool.close();
+    // The forwards queued behind the running one never ran: cut off with BACK_POOL_CLOSED.
+    expect(await outcomes[2]).toBe('BACK_POOL_CLOSED');
+    for (const outcome of await Promise.all(outcomes)) {
+      expect(outcome).toMatch(/^(resolved \d|BACK_POOL_CLOSED)$/);
+    }
+    expect(await codeOf(pool.run(session, {}))).toBe('BACK_POOL_CLOSED');
+    expect(await codeOf(pool.createSession(addModel()))).toBe('BACK_POOL_CLOSED');
+  });
+});
