@@ -1,0 +1,203 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { FlowfleetError } from '@flowfleet/errors';
+
+/** Bytes to store: a request stream, or chunks already in memory. */
+export type ByteSource = AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+
+/** The files a worker may store for a job (DESIGN.md §5: tensors + a JSON summary). */
+export const RESULT_FILES = ['result.safetensors', 'summary.json'] as const;
+/** One of RESULT_FILES. */
+export type ResultFile = (typeof RESULT_FILES)[number];
+
+/** A stored object's identity. */
+export interface StoredObject {
+  readonly sha256: string;
+  readonly sizeBytes: number;
+}
+
+/** The outcome of an idempotent result write. */
+export interface ResultWrite extends StoredObject {
+  /** `created` on the first write, `unchanged` when the same bytes were already there. */
+  readonly status: 'created' | 'unchanged';
+}
+
+/** An opened object: its size (for Content-Length) and a stream of its bytes. */
+export interface OpenedObject {
+  readonly sizeBytes: number;
+  readonly stream: Readable;
+}
+
+/**
+ * Where blobs (content-addressed) and job results (by job id) live. The filesystem store is the
+ * default; the interface is what an S3-compatible store would implement.
+ */
+export interface BlobStore {
+  /** Creates what the store needs (directories); idempotent. */
+  init(): Promise<void>;
+  /**
+   * Stores `source` under its sha256.
+   * @throws FlowfleetError `API_BLOB_TOO_LARGE` past `maxBytes` (nothing is kept).
+   */
+  putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject>;
+  /** The size of a blob, or undefined when absent. */
+  statBlob(sha256: string): Promise<StoredObject | undefined>;
+  /** Opens a blob for reading, or undefined when absent. */
+  openBlob(sha256: string): Promise<OpenedObject | undefined>;
+  /**
+   * Stores a job's result file once; the same bytes again are a no-op.
+   * @throws FlowfleetError `API_RESULT_CONFLICT` when different bytes are already stored,
+   * `API_BLOB_TOO_LARGE` past `maxBytes`.
+   */
+  putResult(
+    jobId: string,
+    file: ResultFile,
+    source: ByteSource,
+    maxBytes: number,
+  ): Promise<ResultWrite>;
+  /** Opens a job's result file, or undefined when absent. */
+  openResult(jobId: string, file: ResultFile): Promise<OpenedObject | undefined>;
+}
+
+interface TempFile extends StoredObject {
+  readonly path: string;
+}
+
+function isErrno(error: unknown, code: string): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
+}
+
+/**
+ * A BlobStore in one directory: `sha256/<hex>` for blobs, `results/<jobId>/<file>` for results,
+ * `tmp/` for uploads in flight (same filesystem, so publishing is an atomic rename or link).
+ */
+export class FsBlobStore implements BlobStore {
+  readonly #root: string;
+
+  constructor(root: string) {
+    this.#root = root;
+  }
+
+  async init(): Promise<void> {
+    for (const dir of ['sha256', 'results', 'tmp']) {
+      await mkdir(join(this.#root, dir), { recursive: true });
+    }
+  }
+
+  async putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject> {
+    const temp = await this.#receive(source, maxBytes);
+    // Same content, same name: renaming over an existing copy is harmless and atomic.
+    await rename(temp.path, this.#blobPath(temp.sha256));
+    return { sha256: temp.sha256, sizeBytes: temp.sizeBytes };
+  }
+
+  async statBlob(sha256: string): Promise<StoredObject | undefined> {
+    const size = await this.#size(this.#blobPath(sha256));
+    return size === undefined ? undefined : { sha256, sizeBytes: size };
+  }
+
+  openBlob(sha256: string): Promise<OpenedObject | undefined> {
+    return this.#open(this.#blobPath(sha256));
+  }
+
+  async putResult(
+    jobId: string,
+    file: ResultFile,
+    source: ByteSource,
+    maxBytes: number,
+  ): Promise<ResultWrite> {
+    const temp = await this.#receive(source, maxBytes);
+    const target = this.#resultPath(jobId, file);
+    try {
+      await mkdir(join(this.#root, 'results', jobId), { recursive: true });
+      try {
+        // link() fails when the target exists, so exactly one writer ever creates a result.
+        await link(temp.path, target);
+        return { sha256: temp.sha256, sizeBytes: temp.sizeBytes, status: 'created' };
+      } catch (error) {
+        if (!isErrno(error, 'EEXIST')) throw error;
+      }
+      const existing = await hashFile(target);
+      if (existing.sha256 !== temp.sha256) {
+        throw new FlowfleetError(
+          'API_RESULT_CONFLICT',
+          `job ${jobId} already has a different ${file}; results are written once`,
+          { details: { jobId, file, storedSha256: existing.sha256, sentSha256: temp.sha256 } },
+        );
+      }
+      return { sha256: temp.sha256, sizeBytes: temp.sizeBytes, status: 'unchanged' };
+    } finally {
+      await rm(temp.path, { force: true });
+    }
+  }
+
+  openResult(jobId: string, file: ResultFile): Promise<OpenedObject | undefined> {
+    return this.#open(this.#resultPath(jobId, file));
+  }
+
+  #blobPath(sha256: string): string {
+    return join(this.#root, 'sha256', sha256);
+  }
+
+  #resultPath(jobId: string, file: ResultFile): string {
+    return join(this.#root, 'results', jobId, file);
+  }
+
+  async #size(path: string): Promise<number | undefined> {
+    try {
+      return (await stat(path)).size;
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) return undefined;
+      throw error;
+    }
+  }
+
+  async #open(path: string): Promise<OpenedObject | undefined> {
+    const size = await this.#size(path);
+    if (size === undefined) return undefined;
+    return { sizeBytes: size, stream: createReadStream(path) };
+  }
+
+  /** Streams `source` into a temp file while hashing it, enforcing `maxBytes` as it goes. */
+  async #receive(source: ByteSource, maxBytes: number): Promise<TempFile> {
+    const path = join(this.#root, 'tmp', `${randomUUID()}.part`);
+    const hash = createHash('sha256');
+    const handle = await open(path, 'wx');
+    let sizeBytes = 0;
+    try {
+      for await (const chunk of source) {
+        sizeBytes += chunk.byteLength;
+        if (sizeBytes > maxBytes) {
+          throw new FlowfleetError(
+            'API_BLOB_TOO_LARGE',
+            `upload exceeds the limit of ${maxBytes} bytes`,
+            { details: { maxBytes } },
+          );
+        }
+        hash.update(chunk);
+        await handle.write(chunk);
+      }
+      await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await rm(path, { force: true });
+      throw error;
+    }
+    await handle.close();
+    return { path, sha256: hash.digest('hex'), sizeBytes };
+  }
+}
+
+async function hashFile(path: string): Promise<StoredObject> {
+  const hash = createHash('sha256');
+  let sizeBytes = 0;
+  for await (const chunk of createReadStream(path)) {
+    const bytes = chunk as Buffer;
+    sizeBytes += bytes.byteLength;
+    hash.update(bytes);
+  }
+  return { sha256: hash.digest('hex'), sizeBytes };
+}

@@ -1,0 +1,228 @@
+import { once } from 'node:events';
+import { FlowfleetError } from '@flowfleet/errors';
+import { DEFAULT_LIMITS, type Limits } from '@flowfleet/protocol';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
+import { BearerAuth, type CoordinatorTokens } from './auth.js';
+import { FsBlobStore, type BlobStore } from './blob-store.js';
+import { installErrorHandling } from './error-handler.js';
+import { assertNoEviction } from './eviction-policy.js';
+import { FleetReader } from './fleet-reader.js';
+import { JobStatusReader } from './job-status-reader.js';
+import { coordinatorKeys } from './keys.js';
+import { LaneQueues } from './lane-queues.js';
+import { LaneRegistry } from './lane-registry.js';
+import { CoordinatorMetrics } from './metrics.js';
+import { RolloutService } from './rollout-service.js';
+import { collectRoutes, type RouteInfo } from './route-table.js';
+import { registerBlobRoutes } from './routes/blob-routes.js';
+import { registerFleetRoutes } from './routes/fleet-routes.js';
+import { registerRolloutRoutes } from './routes/rollout-routes.js';
+import { registerSystemRoutes } from './routes/system-routes.js';
+import { registerWeightRoutes } from './routes/weight-routes.js';
+import type { CoordinatorServices } from './services.js';
+import { COORDINATOR_VERSION } from './version.js';
+import { WeightRegistry } from './weight-registry.js';
+
+/** How to build a coordinator. */
+export interface CoordinatorOptions {
+  readonly redisUrl: string;
+  /** Key prefix (default `ff`); every key is under the hash tag `{prefix}`. */
+  readonly prefix?: string;
+  /** Bearer tokens per role, or `null` to turn auth off explicitly (local development). */
+  readonly tokens: CoordinatorTokens | null;
+  /** The filesystem blob store's directory. */
+  readonly blobDir: string;
+  /** Default: silent. */
+  readonly logger?: Logger;
+  /** Edge limits (body, blob, steps, latent, group); default DEFAULT_LIMITS. */
+  readonly limits?: Limits;
+  /** The workers' heartbeat TTL; a worker dead for 100 × this is forgotten. Default 15 s. */
+  readonly heartbeatTtlMs?: number;
+  /** Another blob store (tests, S3 later); default a FsBlobStore in `blobDir`. */
+  readonly blobStore?: BlobStore;
+}
+
+/** A built coordinator: the fastify app, its route table, and its lifecycle. */
+export interface Coordinator {
+  readonly app: FastifyInstance;
+  /** Every registered route with the roles that may call it (from fastify's onRoute). */
+  readonly routes: readonly RouteInfo[];
+  /** The coordinator's collaborators (tests inspect queues and keys through these). */
+  readonly services: CoordinatorServices;
+  /**
+   * Connects Redis, checks its eviction policy, prepares the blob store and listens.
+   * Resolves with the base URL.
+   * @throws FlowfleetError `COORD_REDIS_UNAVAILABLE`, `COORD_REDIS_EVICTION_POLICY`.
+   */
+  start(port?: number, host?: string): Promise<string>;
+  /** Stops accepting, finishes in-flight requests, closes queues, quits Redis. Idempotent. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_HEARTBEAT_TTL_MS = 15_000;
+const DEAD_RETENTION_FACTOR = 100;
+
+/**
+ * Builds a coordinator without any I/O: nothing connects or listens until `start()`.
+ */
+export function createCoordinator(options: CoordinatorOptions): Coordinator {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const keys = coordinatorKeys(options.prefix ?? 'ff');
+  // Fail fast (a few retries) rather than hang an HTTP request while Redis is away.
+  const redis = new Redis(options.redisUrl, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 2,
+    connectionName: 'flowfleet-coordinator',
+  });
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  const queues = new LaneQueues(redis, keys.bullPrefix, logger);
+  const blobs = options.blobStore ?? new FsBlobStore(options.blobDir);
+  const fleet = new FleetReader({
+    redis,
+    keys,
+    logger,
+    deadWorkerRetentionMs:
+      DEAD_RETENTION_FACTOR * (options.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS),
+  });
+  const lanes = new LaneRegistry(redis, keys, logger);
+  const weights = new WeightRegistry(redis, keys);
+  const metrics = new CoordinatorMetrics();
+  const auth = new BearerAuth(options.tokens ?? undefined);
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit: limits.maxBodyBytes,
+    exposeHeadRoutes: false,
+  });
+  // JSON routes take JSON only (a text/plain body would reach zod as a string).
+  app.removeContentTypeParser('text/plain');
+  const routes = collectRoutes(app);
+  const services: CoordinatorServices = {
+    redis,
+    keys,
+    limits,
+    logger,
+    blobs,
+    queues,
+    lanes,
+    fleet,
+    weights,
+    rollouts: new RolloutService({ redis, keys, limits, queues, lanes, fleet, weights, logger }),
+    jobs: new JobStatusReader(queues, blobs),
+    metrics,
+    routes,
+  };
+
+  installErrorHandling(app);
+  app.addHook('onRequest', async (request) => {
+    const doc = request.routeOptions.config.flowfleet;
+    if (doc !== undefined) auth.authorize(request.headers.authorization, doc.roles);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
+  });
+  registerRolloutRoutes(app, services);
+  registerFleetRoutes(app, services);
+  registerBlobRoutes(app, services);
+  registerWeightRoutes(app, services);
+  registerSystemRoutes(app, services, COORDINATOR_VERSION);
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      // Reverse of start-up; every step runs even when an earlier one fails.
+      const steps: [string, () => Promise<unknown>][] = [
+        ['http server', () => closeHttp(app)],
+        ['lane queues', () => queues.close()],
+        ['redis', () => quitRedis(redis)],
+      ];
+      for (const [name, step] of steps) {
+        try {
+          await step();
+        } catch (error) {
+          logger.error({ err: error, step: name }, 'shutdown step failed');
+        }
+      }
+      logger.info('coordinator closed');
+    })();
+    return closing;
+  };
+
+  const start = async (port = 0, host = '127.0.0.1'): Promise<string> => {
+    if (closing !== undefined) throw new Error('start() after close(): build a new coordinator');
+    try {
+      await redis.connect();
+    } catch (cause) {
+      throw new FlowfleetError(
+        'COORD_REDIS_UNAVAILABLE',
+        `cannot reach Redis at ${redactUrl(options.redisUrl)}`,
+        {
+          details: { url: redactUrl(options.redisUrl) },
+          cause,
+        },
+      );
+    }
+    await assertNoEviction(redis);
+    await blobs.init();
+    const url = await app.listen({ port, host });
+    logger.info({ url, prefix: keys.prefix, auth: auth.enabled }, 'coordinator listening');
+    return url;
+  };
+
+  return { app, routes, services, start, close };
+}
+
+const QUIT_TIMEOUT_MS = 2_000;
+/** In-flight requests get this long to finish once the server stops accepting. */
+const DRAIN_TIMEOUT_MS = 10_000;
+const IDLE_SWEEP_MS = 50;
+
+/**
+ * Stops accepting and waits for in-flight requests, cutting connections that outlive the bound.
+ * A keep-alive connection whose response was still finishing when close began turns idle later;
+ * the sweep closes it then instead of waiting for its keep-alive timeout.
+ */
+async function closeHttp(app: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+  const timer = setTimeout(() => app.server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(timer);
+  }
+}
+
+/** QUIT, then wait for the connection to end (disconnect if QUIT fails or hangs). */
+async function quitRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  if (redis.status !== 'ready') {
+    // Never connected, or reconnecting: nothing to QUIT politely; stop any retry.
+    redis.disconnect();
+    return;
+  }
+  const ended = once(redis, 'end');
+  const timer = setTimeout(() => redis.disconnect(), QUIT_TIMEOUT_MS);
+  try {
+    await redis.quit();
+  } catch {
+    // QUIT fails when the connection is already gone; disconnect stops any pending retry.
+    redis.disconnect();
+  }
+  await ended;
+  clearTimeout(timer);
+}
+
+/** The URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparseable url)';
+  }
+}

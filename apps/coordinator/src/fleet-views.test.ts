@@ -1,0 +1,114 @@
+import type { LaneSpec, ManifestRow, WorkerManifest } from '@flowfleet/protocol';
+import { describe, expect, it } from 'vitest';
+import type { WorkerView } from './fleet-reader.js';
+import { capabilityMatrix, laneCapacities, summarizeWorkers } from './fleet-views.js';
+
+const row = (op: string, device: string, arch: string, available = true): ManifestRow => ({
+  registry: 'kernels',
+  key: { op, device, arch, variant: 'default' },
+  available,
+  source: 'test',
+  meta: {},
+});
+
+function worker(
+  workerId: string,
+  alive: boolean,
+  kernels: ManifestRow[],
+  concurrency = 1,
+): WorkerView {
+  const manifest: WorkerManifest = {
+    workerId,
+    host: 'h',
+    pid: 1,
+    platform: { device: 'cpu', arch: 'x86-64-v2', features: [] },
+    kernels,
+    components: [],
+    models: ['wan21-mini'],
+    concurrency,
+    weights: {},
+    startedAt: '2026-11-30T00:00:00.000Z',
+    version: '0.1.0',
+  };
+  return {
+    workerId,
+    alive,
+    manifest,
+    ...(alive
+      ? { heartbeat: { workerId, at: '2026-11-30T00:00:01.000Z', activeJobs: 1, lanes: [] } }
+      : {}),
+  };
+}
+
+const workers = [
+  worker(
+    'a',
+    true,
+    [row('flow_sde_step', 'cpu', 'generic'), row('cfg_combine', 'cpu', 'generic')],
+    3,
+  ),
+  worker(
+    'b',
+    true,
+    [row('flow_sde_step', 'cpu', 'generic'), row('cfg_combine', 'cpu', 'generic', false)],
+    5,
+  ),
+  worker(
+    'c',
+    false,
+    [row('flow_sde_step', 'cpu', 'generic'), row('cfg_combine', 'cpu', 'generic')],
+    7,
+  ),
+];
+
+describe('fleet views', () => {
+  it('counts live workers with each cell available; dead workers do not count', () => {
+    const cells = capabilityMatrix(workers);
+    expect(cells).toEqual([
+      {
+        registry: 'kernel',
+        name: 'cfg_combine',
+        device: 'cpu',
+        arch: 'generic',
+        variant: 'default',
+        liveWorkers: 1,
+      },
+      {
+        registry: 'kernel',
+        name: 'flow_sde_step',
+        device: 'cpu',
+        arch: 'generic',
+        variant: 'default',
+        liveWorkers: 2,
+      },
+    ]);
+  });
+
+  it('computes lane capacity from the live workers that satisfy it', () => {
+    const lane: LaneSpec = {
+      lane: 'lane-0000000000000000',
+      requirements: {
+        model: 'wan21-mini',
+        ops: ['cfg_combine', 'flow_sde_step'],
+        components: ['dit', 'text_encoder'],
+        devices: ['cpu'],
+        minArch: {},
+        dtype: 'float32',
+      },
+      createdAt: '2026-11-30T00:00:00.000Z',
+    };
+    const counts = { waiting: 2, delayed: 1, prioritized: 0, active: 1, completed: 0, failed: 0 };
+    const [capacity] = laneCapacities([lane], new Map([[lane.lane, counts]]), workers);
+    expect(capacity).toMatchObject({ backlog: 3, eligibleWorkers: ['a'], capacity: 3 });
+  });
+
+  it('summarizes load from the heartbeat and zero for dead workers', () => {
+    const summary = summarizeWorkers(workers);
+    expect(summary.map((w) => [w.workerId, w.alive, w.activeJobs])).toEqual([
+      ['a', true, 1],
+      ['b', true, 1],
+      ['c', false, 0],
+    ]);
+    expect(summary[1]?.kernels).toEqual({ available: 1, declared: 2 });
+  });
+});

@@ -1,0 +1,39 @@
+export { createCoordinator, redactUrl } from './create-coordinator.js';
+export type { Coordinator, CoordinatorOptions } from './create-coordinator.js';
+export { BearerAuth } from './auth.js';
+export type { CoordinatorTokens, Role } from './auth.js';
+export { collectRoutes } from './route-table.js';
+export type { RouteDoc, RouteInfo } from './route-table.js';
+export { coordinatorKeys } from './keys.js';
+export type { CoordinatorKeys } from './keys.js';
+export { coordinatorEnvSchema, limitsFromEnv, parseCoordinatorEnv, tokensFromEnv } from './env.js';
+export type { CoordinatorEnv } from './env.js';
+export { assertNoEviction, readEvictionPolicy } from './eviction-policy.js';
+export { FsBlobStore, RESULT_FILES } from './blob-store.js';
+export type {
+  BlobStore,
+  ByteSource,
+  OpenedObject,
+  ResultFile,
+  ResultWrite,
+  StoredObject,
+} from './blob-store.js';
+export { capabilityMatrix, laneCapacities, summarizeWorkers } from './fleet-views.js';
+export type { LaneCapacity, MatrixCell, WorkerSummary } from './fleet-views.js';
+export { versionStatus } from './weight-registry.js';
+export type { VersionReport, VersionStatus, WeightReport } from './weight-registry.js';
+export { JOB_ATTEMPTS, JOB_RETENTION_SECONDS, judgeWorkers } from './rollout-service.js';
+export type { EnqueuedRollout, WorkerVerdict } from './rollout-service.js';
+export { COORDINATOR_VERSION } from './version.js';
+export {
+  EnqueuedRolloutSchema,
+  FleetSchema,
+  HealthSchema,
+  LanesSchema,
+  MatrixSchema,
+  ResultWriteSchema,
+  StoredBlobSchema,
+  SyncAcceptedSchema,
+  SyncBodySchema,
+  WeightReportSchema,
+} from './api-schemas.js';

@@ -1,0 +1,25 @@
+import { fleetKeys, fleetKeyPart, type FleetKeys } from '@flowfleet/protocol';
+
+/** Every Redis key the coordinator touches: the shared fleet layout plus its private keys. */
+export interface CoordinatorKeys extends FleetKeys {
+  /** String (with a TTL): the lane a rollout job id was enqueued on. */
+  job(jobId: string): string;
+  /** Hash: worker id → epoch ms when a coordinator first saw it dead (for pruning). */
+  readonly deadWorkers: string;
+  /** Set: every component that was ever synced (so metrics need no SCAN). */
+  readonly weightComponents: string;
+}
+
+/**
+ * The one place the coordinator builds Redis key names (STYLE.md rule 4). Shared keys come from
+ * protocol's `fleetKeys` so the worker writes exactly what the coordinator reads.
+ */
+export function coordinatorKeys(prefix: string): CoordinatorKeys {
+  const shared = fleetKeys(prefix);
+  return {
+    ...shared,
+    job: (jobId) => `${shared.tag}:job:${fleetKeyPart('job id', jobId)}`,
+    deadWorkers: `${shared.tag}:dead-workers`,
+    weightComponents: `${shared.tag}:weight-components`,
+  };
+}

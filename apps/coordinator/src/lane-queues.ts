@@ -1,0 +1,79 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/** BullMQ job counts the coordinator reports per lane. */
+export interface LaneCounts {
+  readonly waiting: number;
+  readonly delayed: number;
+  readonly prioritized: number;
+  readonly active: number;
+  readonly completed: number;
+  readonly failed: number;
+}
+
+/** The job states counted per lane (BullMQ's names). */
+export const COUNTED_STATES = [
+  'waiting',
+  'delayed',
+  'prioritized',
+  'active',
+  'completed',
+  'failed',
+] as const;
+
+/**
+ * One BullMQ Queue per lane, created on first use over the coordinator's shared connection (a
+ * Queue's constructor starts I/O, so none is built before `start()`).
+ */
+export class LaneQueues {
+  readonly #queues = new Map<string, Queue>();
+  readonly #connection: Redis;
+  readonly #prefix: string;
+  readonly #logger: Logger;
+  #closed = false;
+
+  constructor(connection: Redis, prefix: string, logger: Logger) {
+    this.#connection = connection;
+    this.#prefix = prefix;
+    this.#logger = logger;
+  }
+
+  /** The queue of `lane` (created on first use). */
+  get(lane: string): Queue {
+    if (this.#closed) throw new Error('LaneQueues is closed');
+    let queue = this.#queues.get(lane);
+    if (queue === undefined) {
+      queue = new Queue(lane, { connection: this.#connection, prefix: this.#prefix });
+      queue.on('error', (error) => this.#logger.error({ err: error, lane }, 'lane queue error'));
+      this.#queues.set(lane, queue);
+    }
+    return queue;
+  }
+
+  /** Job counts of `lane` by state. */
+  async counts(lane: string): Promise<LaneCounts> {
+    const counts = await this.get(lane).getJobCounts(...COUNTED_STATES);
+    return {
+      waiting: counts['waiting'] ?? 0,
+      delayed: counts['delayed'] ?? 0,
+      prioritized: counts['prioritized'] ?? 0,
+      active: counts['active'] ?? 0,
+      completed: counts['completed'] ?? 0,
+      failed: counts['failed'] ?? 0,
+    };
+  }
+
+  /** Closes every queue (the shared connection stays open: its owner quits it). Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const results = await Promise.allSettled([...this.#queues.values()].map((q) => q.close()));
+    this.#queues.clear();
+    for (const result of results) {
+      if (result.status === 'rejected') {
+        this.#logger.error({ err: result.reason }, 'closing a lane queue failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,53 @@
+import { LaneSpecSchema, type LaneSpec, type Requirements } from '@flowfleet/protocol';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { CoordinatorKeys } from './keys.js';
+
+/**
+ * The lanes the coordinator has recorded (`HSET lanes <lane> <LaneSpec>`). A new lane is announced
+ * on the lane channel so running workers subscribe to it without polling.
+ */
+export class LaneRegistry {
+  readonly #redis: Redis;
+  readonly #keys: CoordinatorKeys;
+  readonly #logger: Logger;
+
+  constructor(redis: Redis, keys: CoordinatorKeys, logger: Logger) {
+    this.#redis = redis;
+    this.#keys = keys;
+    this.#logger = logger;
+  }
+
+  /**
+   * Records `lane` with its requirements; announces it when it is new. Returns true when new.
+   * HSETNX makes concurrent coordinators agree on one record and one announcement.
+   */
+  async record(lane: string, requirements: Requirements): Promise<boolean> {
+    const spec: LaneSpec = { lane, requirements, createdAt: new Date().toISOString() };
+    const json = JSON.stringify(spec);
+    const created = await this.#redis.hsetnx(this.#keys.lanes, lane, json);
+    if (created === 1) {
+      await this.#redis.publish(this.#keys.laneChannel, json);
+      this.#logger.info({ lane, requirements }, 'recorded a new lane');
+    }
+    return created === 1;
+  }
+
+  /** Every recorded lane, sorted by name; malformed records are logged and left out. */
+  async list(): Promise<LaneSpec[]> {
+    const all = await this.#redis.hgetall(this.#keys.lanes);
+    const lanes: LaneSpec[] = [];
+    for (const [lane, json] of Object.entries(all)) {
+      let value: unknown;
+      try {
+        value = JSON.parse(json) as unknown;
+      } catch {
+        value = undefined;
+      }
+      const parsed = LaneSpecSchema.safeParse(value);
+      if (parsed.success && parsed.data.lane === lane) lanes.push(parsed.data);
+      else this.#logger.warn({ lane }, 'ignoring a malformed lane record');
+    }
+    return lanes.sort((a, b) => (a.lane < b.lane ? -1 : a.lane > b.lane ? 1 : 0));
+  }
+}

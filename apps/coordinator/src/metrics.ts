@@ -1,0 +1,100 @@
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { LaneCounts } from './lane-queues.js';
+
+/** One scrape's worth of fleet facts (read from Redis just before rendering). */
+export interface MetricsSnapshot {
+  readonly liveWorkers: number;
+  readonly deadWorkers: number;
+  readonly lanes: ReadonlyMap<string, LaneCounts>;
+  /** Component → current version minus the lowest version a live worker holds. */
+  readonly syncLag: ReadonlyMap<string, number>;
+  /** Component → current version. */
+  readonly currentVersions: ReadonlyMap<string, number>;
+}
+
+/**
+ * The coordinator's Prometheus metrics in a registry of its own (several coordinators in one
+ * process, as in tests, never share or clash).
+ */
+export class CoordinatorMetrics {
+  readonly registry = new Registry();
+  readonly #laneDepth: Gauge<'lane'>;
+  readonly #jobs: Gauge<'lane' | 'state'>;
+  readonly #syncLag: Gauge<'component'>;
+  readonly #weightVersion: Gauge<'component'>;
+  readonly #workers: Gauge<'state'>;
+  readonly #requests: Counter<'method' | 'route' | 'status'>;
+
+  constructor() {
+    const registers = [this.registry];
+    this.#laneDepth = new Gauge({
+      name: 'flowfleet_lane_depth',
+      help: 'Jobs waiting to start on a lane (waiting + delayed + prioritized)',
+      labelNames: ['lane'],
+      registers,
+    });
+    this.#jobs = new Gauge({
+      name: 'flowfleet_jobs',
+      help: 'Jobs on a lane by BullMQ state',
+      labelNames: ['lane', 'state'],
+      registers,
+    });
+    this.#syncLag = new Gauge({
+      name: 'flowfleet_weight_sync_lag',
+      help: 'Current weight version minus the lowest version a live worker holds',
+      labelNames: ['component'],
+      registers,
+    });
+    this.#weightVersion = new Gauge({
+      name: 'flowfleet_weight_version',
+      help: 'Current weight version per component',
+      labelNames: ['component'],
+      registers,
+    });
+    this.#workers = new Gauge({
+      name: 'flowfleet_workers',
+      help: 'Registered workers by liveness',
+      labelNames: ['state'],
+      registers,
+    });
+    this.#requests = new Counter({
+      name: 'flowfleet_http_requests_total',
+      help: 'HTTP requests answered, by route pattern and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+  }
+
+  /** Counts one answered request. */
+  countRequest(method: string, route: string, status: number): void {
+    this.#requests.inc({ method, route, status: String(status) });
+  }
+
+  /** Replaces every fleet gauge with the snapshot's values (stale label sets disappear). */
+  apply(snapshot: MetricsSnapshot): void {
+    this.#laneDepth.reset();
+    this.#jobs.reset();
+    this.#syncLag.reset();
+    this.#weightVersion.reset();
+    this.#workers.set({ state: 'live' }, snapshot.liveWorkers);
+    this.#workers.set({ state: 'dead' }, snapshot.deadWorkers);
+    for (const [lane, counts] of snapshot.lanes) {
+      this.#laneDepth.set({ lane }, counts.waiting + counts.delayed + counts.prioritized);
+      for (const [state, count] of Object.entries(counts)) this.#jobs.set({ lane, state }, count);
+    }
+    for (const [component, lag] of snapshot.syncLag) this.#syncLag.set({ component }, lag);
+    for (const [component, version] of snapshot.currentVersions) {
+      this.#weightVersion.set({ component }, version);
+    }
+  }
+
+  /** The text exposition format. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The exposition Content-Type. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

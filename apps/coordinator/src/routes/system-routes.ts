@@ -1,0 +1,108 @@
+import { FlowfleetError } from '@flowfleet/errors';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { HealthSchema } from '../api-schemas.js';
+import type { MetricsSnapshot } from '../metrics.js';
+import { buildOpenApi } from '../openapi.js';
+import type { CoordinatorServices } from '../services.js';
+import { readLaneCapacities } from './fleet-routes.js';
+
+const HEALTH_TIMEOUT_MS = 1_000;
+const OpenApiSchema = z.record(z.string(), z.unknown());
+
+async function pingWithin(services: CoordinatorServices, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      services.redis.ping(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no PONG within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } catch (cause) {
+    throw new FlowfleetError('COORD_REDIS_UNAVAILABLE', 'Redis does not answer', {
+      details: { timeoutMs },
+      cause,
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Reads what the fleet gauges show. */
+async function metricsSnapshot(services: CoordinatorServices): Promise<MetricsSnapshot> {
+  const [{ workers, counts }, current] = await Promise.all([
+    readLaneCapacities(services),
+    services.weights.currentVersions(),
+  ]);
+  const live = workers.filter((worker) => worker.alive);
+  const syncLag = new Map<string, number>();
+  if (live.length > 0) {
+    for (const [component, version] of current) {
+      const lowest = Math.min(...live.map((worker) => worker.manifest.weights[component] ?? 0));
+      syncLag.set(component, Math.max(0, version - lowest));
+    }
+  }
+  return {
+    liveWorkers: live.length,
+    deadWorkers: workers.length - live.length,
+    lanes: counts,
+    syncLag,
+    currentVersions: current,
+  };
+}
+
+/** Health, Prometheus metrics and the OpenAPI document. */
+export function registerSystemRoutes(
+  app: FastifyInstance,
+  services: CoordinatorServices,
+  version: string,
+): void {
+  app.get('/healthz', {
+    config: {
+      flowfleet: {
+        roles: [],
+        summary: 'Liveness and Redis reachability (no auth)',
+        response: { status: 200, body: HealthSchema },
+        errors: ['COORD_REDIS_UNAVAILABLE'],
+      },
+    },
+    handler: async () => {
+      await pingWithin(services, HEALTH_TIMEOUT_MS);
+      return { status: 'ok', redis: 'up' };
+    },
+  });
+
+  app.get('/metrics', {
+    config: {
+      flowfleet: {
+        roles: ['viewer'],
+        summary: 'Prometheus metrics: lane depth, jobs by state, weight sync lag, workers',
+        response: { status: 200, body: 'text' },
+      },
+    },
+    handler: async (_request, reply) => {
+      services.metrics.apply(await metricsSnapshot(services));
+      return reply
+        .header('content-type', services.metrics.contentType)
+        .send(await services.metrics.render());
+    },
+  });
+
+  let document: Record<string, unknown> | undefined;
+  app.get('/openapi.json', {
+    config: {
+      flowfleet: {
+        roles: [],
+        summary:
+          'This OpenAPI 3.1 document, generated from the registered routes and their schemas',
+        response: { status: 200, body: OpenApiSchema },
+      },
+    },
+    handler: async () => {
+      // Built on first request: by then every route is registered.
+      document ??= buildOpenApi(services.routes, version);
+      return document;
+    },
+  });
+}

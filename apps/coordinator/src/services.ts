@@ -1,0 +1,31 @@
+import type { Limits } from '@flowfleet/protocol';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { BlobStore } from './blob-store.js';
+import type { FleetReader } from './fleet-reader.js';
+import type { JobStatusReader } from './job-status-reader.js';
+import type { CoordinatorKeys } from './keys.js';
+import type { LaneQueues } from './lane-queues.js';
+import type { LaneRegistry } from './lane-registry.js';
+import type { CoordinatorMetrics } from './metrics.js';
+import type { RolloutService } from './rollout-service.js';
+import type { RouteInfo } from './route-table.js';
+import type { WeightRegistry } from './weight-registry.js';
+
+/** Everything a route handler may use; built once per coordinator, no I/O at construction. */
+export interface CoordinatorServices {
+  readonly redis: Redis;
+  readonly keys: CoordinatorKeys;
+  readonly limits: Limits;
+  readonly logger: Logger;
+  readonly blobs: BlobStore;
+  readonly queues: LaneQueues;
+  readonly lanes: LaneRegistry;
+  readonly fleet: FleetReader;
+  readonly weights: WeightRegistry;
+  readonly rollouts: RolloutService;
+  readonly jobs: JobStatusReader;
+  readonly metrics: CoordinatorMetrics;
+  /** The route table as the server registered it. */
+  readonly routes: readonly RouteInfo[];
+}

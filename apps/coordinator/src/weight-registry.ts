@@ -1,0 +1,218 @@
+import { FlowfleetError } from '@flowfleet/errors';
+import {
+  SyncAckSchema,
+  type SyncStatus,
+  type WeightRequirements,
+  type WeightSync,
+} from '@flowfleet/protocol';
+import type { Redis } from 'ioredis';
+import type { CoordinatorKeys } from './keys.js';
+
+/** How a synced version fared across the fleet. */
+export type VersionStatus = 'pending' | 'loaded' | 'failed' | 'superseded';
+
+/** One synced version with its acknowledgements. */
+export interface VersionReport {
+  readonly sha256: string;
+  readonly sizeBytes: number;
+  readonly syncedAt: string;
+  /**
+   * `loaded`: some worker acked ok; `failed`: no worker could load it and no live worker is still
+   * pending; `superseded`: a newer version came before anyone loaded it; else `pending`.
+   */
+  readonly status: VersionStatus;
+  /** Worker id → what became of the sync there. */
+  readonly acks: Readonly<Record<string, SyncStatus>>;
+  /** Worker id → why it refused or failed. */
+  readonly reasons: Readonly<Record<string, string>>;
+}
+
+/** A component's weight history, newest versions first. */
+export interface WeightReport {
+  readonly component: string;
+  readonly current: number | null;
+  readonly versions: Readonly<Record<string, VersionReport>>;
+}
+
+interface VersionRecord {
+  readonly sha256: string;
+  readonly sizeBytes: number;
+  readonly at: string;
+}
+
+// KEYS: weights hash, sync stream, components set. ARGV: version, record JSON, sync JSON,
+// channel, stream max length, component. Returns {1, previous, streamId} or {0, current}.
+const SYNC_SCRIPT = `
+local current = tonumber(redis.call('HGET', KEYS[1], 'current') or '0')
+local version = tonumber(ARGV[1])
+if version <= current then return {0, current} end
+redis.call('HSET', KEYS[1], 'current', ARGV[1], 'v:' .. ARGV[1], ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[6])
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'sync', ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[3])
+return {1, current, id}`;
+
+const SYNC_STREAM_MAX_LENGTH = 10_000;
+
+/**
+ * Weight versions per component: the atomic sync (check strictly-increasing, record, append to
+ * the stream, publish — one Lua script, so concurrent coordinators cannot both win a version) and
+ * the per-version report built from the acks workers write.
+ */
+export class WeightRegistry {
+  readonly #redis: Redis;
+  readonly #keys: CoordinatorKeys;
+
+  constructor(redis: Redis, keys: CoordinatorKeys) {
+    this.#redis = redis;
+    this.#keys = keys;
+  }
+
+  /**
+   * Records and broadcasts `sync`.
+   * @throws FlowfleetError `API_STALE_VERSION` when the version is not above the current one.
+   */
+  async sync(sync: WeightSync): Promise<{ previous: number | null; streamId: string }> {
+    const record: VersionRecord = {
+      sha256: sync.sha256,
+      sizeBytes: sync.sizeBytes,
+      at: new Date().toISOString(),
+    };
+    const reply = (await this.#redis.eval(
+      SYNC_SCRIPT,
+      3,
+      this.#keys.weights(sync.component),
+      this.#keys.syncStream,
+      this.#keys.weightComponents,
+      String(sync.version),
+      JSON.stringify(record),
+      JSON.stringify(sync),
+      this.#keys.syncChannel,
+      String(SYNC_STREAM_MAX_LENGTH),
+      sync.component,
+    )) as [number, number, string?];
+    const [applied, current, streamId] = reply;
+    if (applied !== 1 || streamId === undefined) {
+      throw new FlowfleetError(
+        'API_STALE_VERSION',
+        `${sync.component} is at version ${current}; a sync must name a greater version (got ${sync.version})`,
+        { details: { component: sync.component, current, requested: sync.version } },
+      );
+    }
+    return { previous: current === 0 ? null : current, streamId };
+  }
+
+  /**
+   * The weight requirements no synced version can meet: `min` above the current version, or an
+   * `exact` version that was never synced. Empty when all can be met.
+   */
+  async unavailable(
+    required: WeightRequirements,
+  ): Promise<{ component: string; current: number | null; required: unknown }[]> {
+    const components = Object.keys(required).sort();
+    if (components.length === 0) return [];
+    const pipeline = this.#redis.pipeline();
+    for (const component of components) {
+      const requirement = required[component];
+      const field = requirement !== undefined && 'exact' in requirement ? requirement.exact : 0;
+      pipeline.hmget(this.#keys.weights(component), 'current', `v:${field}`);
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    return components.flatMap((component, i) => {
+      const requirement = required[component];
+      if (requirement === undefined) return [];
+      const [error, values] = replies[i] ?? [null, [null, null]];
+      if (error !== null) throw error;
+      const [currentText, exactRecord] = values as [string | null, string | null];
+      const current = currentText === null ? null : Number(currentText);
+      const met =
+        'exact' in requirement
+          ? exactRecord !== null
+          : current !== null && current >= requirement.min;
+      return met ? [] : [{ component, current, required: requirement }];
+    });
+  }
+
+  /** The current version of every component that was ever synced. */
+  async currentVersions(): Promise<Map<string, number>> {
+    const components = (await this.#redis.smembers(this.#keys.weightComponents)).sort();
+    const versions = new Map<string, number>();
+    if (components.length === 0) return versions;
+    const pipeline = this.#redis.pipeline();
+    for (const component of components) pipeline.hget(this.#keys.weights(component), 'current');
+    const replies = (await pipeline.exec()) ?? [];
+    components.forEach((component, i) => {
+      const value = Number(replies[i]?.[1]);
+      if (Number.isSafeInteger(value) && value > 0) versions.set(component, value);
+    });
+    return versions;
+  }
+
+  /**
+   * The component's newest `limit` versions with their acks; `liveWorkers` decides when a
+   * version nobody loaded counts as failed rather than pending.
+   */
+  async report(
+    component: string,
+    liveWorkers: readonly string[],
+    limit: number,
+  ): Promise<WeightReport> {
+    const fields = await this.#redis.hgetall(this.#keys.weights(component));
+    const currentValue = Number(fields['current']);
+    const current = Number.isSafeInteger(currentValue) && currentValue > 0 ? currentValue : null;
+    const versions = Object.keys(fields)
+      .filter((field) => field.startsWith('v:'))
+      .map((field) => Number(field.slice(2)))
+      .filter((version) => Number.isSafeInteger(version) && version > 0)
+      .sort((a, b) => b - a)
+      .slice(0, limit);
+    const pipeline = this.#redis.pipeline();
+    for (const version of versions) pipeline.hgetall(this.#keys.acks(component, version));
+    const replies = versions.length === 0 ? [] : ((await pipeline.exec()) ?? []);
+    const report: Record<string, VersionReport> = {};
+    versions.forEach((version, i) => {
+      const record = JSON.parse(fields[`v:${version}`] ?? '{}') as VersionRecord;
+      const raw = (replies[i]?.[1] ?? {}) as Record<string, string>;
+      const acks: Record<string, SyncStatus> = {};
+      const reasons: Record<string, string> = {};
+      for (const [workerId, json] of Object.entries(raw)) {
+        const ack = SyncAckSchema.safeParse(safeJson(json));
+        if (!ack.success || ack.data.version !== version) continue;
+        acks[workerId] = ack.data.status;
+        if (ack.data.reason !== undefined && ack.data.status !== 'ok') {
+          reasons[workerId] = ack.data.reason;
+        }
+      }
+      report[String(version)] = {
+        sha256: record.sha256,
+        sizeBytes: record.sizeBytes,
+        syncedAt: record.at,
+        status: versionStatus(acks, liveWorkers, version < (current ?? 0)),
+        acks,
+        reasons,
+      };
+    });
+    return { component, current, versions: report };
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Decides a version's fleet-wide status from its acks (see VersionReport.status). */
+export function versionStatus(
+  acks: Readonly<Record<string, SyncStatus>>,
+  liveWorkers: readonly string[],
+  superseded: boolean,
+): VersionStatus {
+  const statuses = Object.values(acks);
+  if (statuses.includes('ok')) return 'loaded';
+  const livePending = liveWorkers.some((workerId) => acks[workerId] === undefined);
+  if (statuses.length > 0 && !livePending) return 'failed';
+  return superseded ? 'superseded' : 'pending';
+}

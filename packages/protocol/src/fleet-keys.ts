@@ -1,0 +1,81 @@
+import { FlowfleetError } from '@flowfleet/errors';
+
+const KEY_PART = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * The Redis key layout the worker and coordinator share (STYLE.md rule 4: one module builds every
+ * key). Every key and the BullMQ prefix carry the hash tag `{<prefix>}`, so they live in one Redis
+ * Cluster slot and multi-key Lua scripts (sync, forgetting a dead worker) stay legal there.
+ */
+export interface FleetKeys {
+  /** The configured prefix, e.g. `ff`. */
+  readonly prefix: string;
+  /** `{<prefix>}`: the hash tag that starts every key. */
+  readonly tag: string;
+  /** The BullMQ `prefix` option for every lane queue. */
+  readonly bullPrefix: string;
+  /** Set: ids of registered workers. */
+  readonly workers: string;
+  /** String: a worker's manifest JSON. */
+  worker(workerId: string): string;
+  /** String with a TTL: a worker's heartbeat JSON; its absence means the worker is dead. */
+  heartbeat(workerId: string): string;
+  /** Hash: lane name → LaneSpec JSON. */
+  readonly lanes: string;
+  /** Pub/sub channel: a LaneSpec JSON whenever a new lane is recorded. */
+  readonly laneChannel: string;
+  /** Hash: a component's `current` version and `v:<n>` → version record JSON. */
+  weights(component: string): string;
+  /** Stream: every WeightSync, for workers catching up after being down. */
+  readonly syncStream: string;
+  /** Pub/sub channel: each WeightSync JSON as it happens. */
+  readonly syncChannel: string;
+  /** Hash: worker id → SyncAck JSON, for one component version. */
+  acks(component: string, version: number): string;
+}
+
+/**
+ * Checks that `value` is safe inside a key: 1–128 of [A-Za-z0-9._-] (no ':', braces or spaces,
+ * which would break the layout or the hash tag). Returns it unchanged.
+ * @throws FlowfleetError PROTO_INVALID_KEY
+ */
+export function fleetKeyPart(what: string, value: string): string {
+  if (typeof value !== 'string' || !KEY_PART.test(value)) {
+    throw new FlowfleetError(
+      'PROTO_INVALID_KEY',
+      `${what} must be 1–128 of [A-Za-z0-9._-] to be used in a Redis key, got ${JSON.stringify(value)}`,
+      { details: { what, value: String(value) } },
+    );
+  }
+  return value;
+}
+
+/**
+ * The key layout under `prefix` (default `ff`).
+ * @throws FlowfleetError PROTO_INVALID_KEY when the prefix, a worker id, component or version is
+ *   not a valid key part
+ */
+export function fleetKeys(prefix = 'ff'): FleetKeys {
+  const tag = `{${fleetKeyPart('key prefix', prefix)}}`;
+  return Object.freeze({
+    prefix,
+    tag,
+    bullPrefix: `${tag}:bull`,
+    workers: `${tag}:workers`,
+    worker: (workerId: string) => `${tag}:worker:${fleetKeyPart('worker id', workerId)}`,
+    heartbeat: (workerId: string) => `${tag}:heartbeat:${fleetKeyPart('worker id', workerId)}`,
+    lanes: `${tag}:lanes`,
+    laneChannel: `${tag}:chan:lanes`,
+    weights: (component: string) => `${tag}:weights:${fleetKeyPart('component', component)}`,
+    syncStream: `${tag}:sync`,
+    syncChannel: `${tag}:chan:sync`,
+    acks: (component: string, version: number) => {
+      if (!Number.isSafeInteger(version) || version < 1) {
+        throw new FlowfleetError('PROTO_INVALID_KEY', `a weight version is an integer ≥ 1`, {
+          details: { what: 'version', value: String(version) },
+        });
+      }
+      return `${tag}:acks:${fleetKeyPart('component', component)}:${version}`;
+    },
+  });
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { toJsonSchema } from './json-schema.js';
+import { PROTOCOL_SCHEMAS } from './schemas.js';
+
+describe('toJsonSchema', () => {
+  it.each(Object.entries(PROTOCOL_SCHEMAS))('converts %s in both directions', (_name, schema) => {
+    for (const io of ['input', 'output'] as const) {
+      const json = toJsonSchema(schema, { io });
+      expect(json.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+      expect(JSON.parse(JSON.stringify(json))).toEqual(json);
+    }
+  });
+
+  it('describes the rollout request body with its required fields, bounds and defaults', () => {
+    const input = toJsonSchema(PROTOCOL_SCHEMAS.RolloutRequest, { io: 'input' }) as {
+      required: string[];
+      additionalProperties: boolean;
+      properties: Record<string, Record<string, unknown>>;
+    };
+    expect(input.required.sort()).toEqual(['model', 'prompt', 'seeds']);
+    expect(input.additionalProperties).toBe(false);
+    expect(input.properties.steps).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
+    expect(input.properties.seeds).toMatchObject({ minItems: 1, maxItems: 64 });
+    expect(input.properties.sampler).toMatchObject({ enum: ['sde', 'ode'], default: 'sde' });
+
+    const output = toJsonSchema(PROTOCOL_SCHEMAS.RolloutRequest) as { required: string[] };
+    expect(output.required).toContain('steps');
+    expect(output.required).toContain('constraints');
+  });
+});

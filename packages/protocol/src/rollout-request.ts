@@ -1,0 +1,148 @@
+import { z } from 'zod';
+import { MinArchSchema } from './arch.js';
+import { DEVICES, DeviceSchema, ModelIdSchema, SamplerSchema, SeedSchema } from './atoms.js';
+import { DEFAULT_LIMITS, type Limits } from './limits.js';
+import { WeightRequirementsSchema } from './weight-requirement.js';
+
+/** Steps used when a request names neither `steps` nor `sigmas`. */
+export const DEFAULT_STEPS = 10;
+
+/** Sampling defaults (FlowGRPO-style rollouts: SDE with CFG). */
+export const ROLLOUT_DEFAULTS = Object.freeze({
+  steps: DEFAULT_STEPS,
+  sampler: 'sde' as const,
+  guidanceScale: 4.5,
+  noiseLevel: 0.7,
+  shift: 3,
+  shape: Object.freeze({ frames: 4, height: 16, width: 16 }),
+  waitForCapacity: false,
+});
+
+/** The latent shape of one sample, in latent units (after the VAE, before patchify). */
+export const LatentShapeSchema = z.strictObject({
+  frames: z.int().min(1),
+  height: z.int().min(1),
+  width: z.int().min(1),
+});
+/** The latent shape of one sample. */
+export type LatentShape = z.infer<typeof LatentShapeSchema>;
+
+/** Where a job may run: allowed devices (default: all) and a minimum arch per device. */
+export const ConstraintsSchema = z.strictObject({
+  devices: z
+    .array(DeviceSchema)
+    .min(1)
+    .default(() => [...DEVICES]),
+  minArch: MinArchSchema.prefault({}),
+});
+/** Where a job may run. */
+export type Constraints = z.infer<typeof ConstraintsSchema>;
+
+/** The latent elements a whole group holds: seeds × frames × height × width. */
+export function groupLatentElements(groupSize: number, shape: LatentShape): number {
+  return groupSize * shape.frames * shape.height * shape.width;
+}
+
+/** Each field as parsing leaves it: no defaults (the output stage re-checks filled-in values). */
+function resolvedFields(limits: Limits) {
+  return {
+    model: ModelIdSchema,
+    prompt: z.string().min(1).max(limits.maxPromptChars),
+    seeds: z
+      .array(SeedSchema)
+      .min(1)
+      .max(limits.maxGroupSize)
+      .refine((seeds) => new Set(seeds).size === seeds.length, 'seeds must be distinct'),
+    steps: z.int().min(1).max(limits.maxSteps),
+    sampler: SamplerSchema,
+    guidanceScale: z.number().min(0).max(100),
+    noiseLevel: z.number().gt(0).max(10),
+    shift: z.number().gt(0).max(100),
+    shape: LatentShapeSchema,
+    sigmas: z
+      .array(z.number())
+      .min(2)
+      .max(limits.maxSteps + 1)
+      .optional(),
+    weights: WeightRequirementsSchema,
+    constraints: z.strictObject({ devices: z.array(DeviceSchema).min(1), minArch: MinArchSchema }),
+    waitForCapacity: z.boolean(),
+  };
+}
+
+/** The fields as a client may send them: every one but model, prompt and seeds has a default. */
+function inputFields(limits: Limits) {
+  const fields = resolvedFields(limits);
+  return {
+    ...fields,
+    steps: fields.steps.optional(),
+    sampler: fields.sampler.default(ROLLOUT_DEFAULTS.sampler),
+    guidanceScale: fields.guidanceScale.default(ROLLOUT_DEFAULTS.guidanceScale),
+    noiseLevel: fields.noiseLevel.default(ROLLOUT_DEFAULTS.noiseLevel),
+    shift: fields.shift.default(ROLLOUT_DEFAULTS.shift),
+    shape: fields.shape.prefault(ROLLOUT_DEFAULTS.shape),
+    weights: fields.weights.prefault({}),
+    constraints: ConstraintsSchema.prefault({}),
+    waitForCapacity: fields.waitForCapacity.default(ROLLOUT_DEFAULTS.waitForCapacity),
+  };
+}
+
+/**
+ * The rollout request schema under `limits`. Parsing applies every default; unknown keys are
+ * rejected at every level. `steps` defaults to `sigmas.length − 1` when an explicit sigma table
+ * is given, else to {@link DEFAULT_STEPS}. An explicit table must have `steps + 1` entries, start
+ * at or below 1, end at 0 and strictly decrease. The whole group's latent size is bounded by
+ * `limits.maxLatentElements`.
+ */
+export function rolloutRequestSchema(limits: Limits = DEFAULT_LIMITS) {
+  // Two stages so that both JSON-Schema views stay exact: the input view shows the defaults and
+  // `steps` optional, the output view shows every field filled in (a bare `.transform` has no
+  // output JSON Schema).
+  const input = z.strictObject(inputFields(limits));
+  const output = z.strictObject(resolvedFields(limits)).superRefine((request, ctx) => {
+    const elements = groupLatentElements(request.seeds.length, request.shape);
+    if (elements > limits.maxLatentElements) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['shape'],
+        message: `the group's latent is ${elements} elements (${request.seeds.length} seeds × ${request.shape.frames}×${request.shape.height}×${request.shape.width}); the limit is ${limits.maxLatentElements}`,
+      });
+    }
+    if (request.sigmas !== undefined) checkSigmas(request.sigmas, request.steps, ctx);
+  });
+  return input
+    .pipe(
+      z.transform((request) => ({
+        ...request,
+        steps: request.steps ?? (request.sigmas ? request.sigmas.length - 1 : DEFAULT_STEPS),
+      })),
+    )
+    .pipe(output);
+}
+
+function checkSigmas(sigmas: readonly number[], steps: number, ctx: z.RefinementCtx): void {
+  const issue = (message: string, index?: number): void =>
+    ctx.addIssue({
+      code: 'custom',
+      path: index === undefined ? ['sigmas'] : ['sigmas', index],
+      message,
+    });
+  if (sigmas.length !== steps + 1) {
+    issue(`sigmas needs steps + 1 = ${steps + 1} entries, got ${sigmas.length}`);
+  }
+  if ((sigmas[0] ?? 0) > 1) issue('the first sigma must be at most 1', 0);
+  if (sigmas.at(-1) !== 0) issue('the last sigma must be 0', sigmas.length - 1);
+  for (let i = 1; i < sigmas.length; i++) {
+    if (!((sigmas[i] ?? 0) < (sigmas[i - 1] ?? 0))) {
+      issue('sigmas must strictly decrease', i);
+      break;
+    }
+  }
+}
+
+/** The rollout request schema under the default limits. */
+export const RolloutRequestSchema = rolloutRequestSchema(DEFAULT_LIMITS);
+/** A parsed rollout request: every default filled in. */
+export type RolloutRequest = z.output<typeof RolloutRequestSchema>;
+/** A rollout request as a client may send it (defaults optional). */
+export type RolloutRequestInput = z.input<typeof RolloutRequestSchema>;

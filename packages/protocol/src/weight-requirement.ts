@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { ComponentIdSchema } from './atoms.js';
+
+const VersionAtLeastOne = z.int().min(1);
+
+/** What a job needs of one component's weights: at least version `min`, or exactly `exact`. */
+export const WeightRequirementSchema = z.union([
+  z.strictObject({ min: VersionAtLeastOne }),
+  z.strictObject({ exact: VersionAtLeastOne }),
+]);
+/** What a job needs of one component's weights. */
+export type WeightRequirement = z.infer<typeof WeightRequirementSchema>;
+
+/** Weight requirements by component id; an absent component runs on whatever the worker holds. */
+export const WeightRequirementsSchema = z.record(ComponentIdSchema, WeightRequirementSchema);
+/** Weight requirements by component id. */
+export type WeightRequirements = z.infer<typeof WeightRequirementsSchema>;
+
+/** One component whose held version does not meet a job's requirement. */
+export interface UnmetWeight {
+  readonly component: string;
+  /** The version the worker holds; `null` when it holds none for that component. */
+  readonly held: number | null;
+  readonly required: WeightRequirement;
+}
+
+/** True when version `held` meets `requirement`. */
+export function isWeightRequirementMet(
+  held: number | undefined,
+  requirement: WeightRequirement,
+): boolean {
+  if (held === undefined) return false;
+  return 'exact' in requirement ? held === requirement.exact : held >= requirement.min;
+}
+
+/**
+ * The components whose held version misses the job's requirement, sorted by component id. A
+ * worker syncs these before it starts the job (it never runs on older weights than required);
+ * an empty list means it may start now.
+ */
+export function unmetWeights(
+  held: Readonly<Record<string, number>>,
+  required: WeightRequirements,
+): UnmetWeight[] {
+  return Object.keys(required)
+    .sort()
+    .flatMap((component) => {
+      const requirement = required[component];
+      if (requirement === undefined) return [];
+      const version = held[component];
+      return isWeightRequirementMet(version, requirement)
+        ? []
+        : [{ component, held: version ?? null, required: requirement }];
+    });
+}

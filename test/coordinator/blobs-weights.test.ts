@@ -1,0 +1,230 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SyncAcceptedSchema, WeightReportSchema } from '@flowfleet/coordinator';
+import { fleetKeys, WeightSyncSchema, type SyncAck } from '@flowfleet/protocol';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
+import {
+  fakeManifest,
+  registerFakeWorker,
+  startTestCoordinator,
+  waitFor,
+  type TestCoordinator,
+} from './fixture.js';
+
+const MAX_BLOB_BYTES = 64 * 1024;
+
+let server: RedisServer;
+let fixture: TestCoordinator;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+beforeEach(async (context) => {
+  fixture = await startTestCoordinator(server.url, context.task.name, {
+    limits: { maxBlobBytes: MAX_BLOB_BYTES },
+  });
+});
+afterEach(async () => {
+  await fixture?.close();
+});
+
+async function upload(bytes: Buffer): Promise<Response> {
+  return fetch(`${fixture.url}/v1/blobs`, {
+    method: 'PUT',
+    headers: { ...fixture.auth('trainer'), 'content-type': 'application/octet-stream' },
+    body: bytes,
+  });
+}
+
+async function sync(component: string, body: unknown) {
+  return fixture.coordinator.app.inject({
+    method: 'POST',
+    url: `/v1/weights/${component}/sync`,
+    headers: fixture.auth('trainer'),
+    payload: body as Record<string, unknown>,
+  });
+}
+
+describe('blob store over HTTP', () => {
+  it('stores by sha256 and serves the same bytes back', async () => {
+    const bytes = randomBytes(40_000);
+    const response = await upload(bytes);
+    expect(response.status).toBe(201);
+    const stored = (await response.json()) as { sha256: string; sizeBytes: number };
+    expect(stored).toEqual({
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      sizeBytes: bytes.length,
+    });
+    const again = await upload(bytes);
+    expect(((await again.json()) as { sha256: string }).sha256).toBe(stored.sha256);
+
+    for (const role of ['worker', 'trainer'] as const) {
+      const download = await fetch(`${fixture.url}/v1/blobs/${stored.sha256}`, {
+        headers: fixture.auth(role),
+      });
+      expect(download.status).toBe(200);
+      expect(Buffer.from(await download.arrayBuffer()).equals(bytes)).toBe(true);
+    }
+  });
+
+  it('refuses an oversize upload with 413 API_BLOB_TOO_LARGE and keeps nothing', async () => {
+    const response = await upload(randomBytes(MAX_BLOB_BYTES + 1));
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { code: string }).code).toBe('API_BLOB_TOO_LARGE');
+    expect(await readdir(join(fixture.blobDir, 'sha256'))).toEqual([]);
+    expect(await readdir(join(fixture.blobDir, 'tmp'))).toEqual([]);
+  });
+
+  it('enforces the limit on a chunked upload without Content-Length too', async () => {
+    const chunk = randomBytes(16 * 1024);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 6; i++) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    const response = await fetch(`${fixture.url}/v1/blobs`, {
+      method: 'PUT',
+      headers: { ...fixture.auth('trainer'), 'content-type': 'application/octet-stream' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { code: string }).code).toBe('API_BLOB_TOO_LARGE');
+    expect(await readdir(join(fixture.blobDir, 'sha256'))).toEqual([]);
+  });
+
+  it('answers 404 API_BLOB_NOT_FOUND and 400 for a malformed digest', async () => {
+    const missing = await fetch(`${fixture.url}/v1/blobs/${'0'.repeat(64)}`, {
+      headers: fixture.auth('worker'),
+    });
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { code: string }).code).toBe('API_BLOB_NOT_FOUND');
+    const malformed = await fetch(`${fixture.url}/v1/blobs/..%2F..%2Fetc%2Fpasswd`, {
+      headers: fixture.auth('worker'),
+    });
+    expect(malformed.status).toBe(400);
+    expect(((await malformed.json()) as { code: string }).code).toBe('API_INVALID_PARAMS');
+  });
+});
+
+describe('weight sync', () => {
+  it('publishes on the channel and appends to the stream; versions must increase', async () => {
+    const keys = fleetKeys(fixture.prefix);
+    const subscriber = new Redis(server.url);
+    const received: unknown[] = [];
+    subscriber.on('message', (_channel, message: string) => received.push(JSON.parse(message)));
+    await subscriber.subscribe(keys.syncChannel);
+    try {
+      const blob = (await (await upload(Buffer.from('weights v1'))).json()) as {
+        sha256: string;
+        sizeBytes: number;
+      };
+      const first = await sync('dit', { version: 1, sha256: blob.sha256 });
+      expect(first.statusCode).toBe(202);
+      SyncAcceptedSchema.parse(first.json());
+      expect(first.json()).toMatchObject({ component: 'dit', version: 1, previous: null });
+
+      const expected = { component: 'dit', version: 1, sha256: blob.sha256, sizeBytes: 10 };
+      await waitFor(async () => received.length === 1, 'the sync message');
+      expect(WeightSyncSchema.parse(received[0])).toEqual(expected);
+      const entries = await fixture.redis.xrange(keys.syncStream, '-', '+');
+      expect(entries).toHaveLength(1);
+      const [, fields] = entries[0] ?? ['', []];
+      expect(fields[0]).toBe('sync');
+      expect(JSON.parse(fields[1] ?? '')).toEqual(expected);
+
+      for (const version of [1, 0]) {
+        const stale = await sync('dit', { version, sha256: blob.sha256 });
+        expect(stale.statusCode).toBe(version === 1 ? 409 : 400);
+        expect(stale.json().code).toBe(version === 1 ? 'API_STALE_VERSION' : 'API_INVALID_BODY');
+      }
+      const next = await sync('dit', { version: 5, sha256: blob.sha256 });
+      expect(next.json()).toMatchObject({ version: 5, previous: 1 });
+      const older = await sync('dit', { version: 4, sha256: blob.sha256 });
+      expect(older.statusCode).toBe(409);
+      expect(older.json().details).toMatchObject({ current: 5, requested: 4 });
+      // Components are independent.
+      expect((await sync('text_encoder', { version: 1, sha256: blob.sha256 })).statusCode).toBe(
+        202,
+      );
+      expect(await fixture.redis.xlen(keys.syncStream)).toBe(3);
+    } finally {
+      await subscriber.quit();
+    }
+  });
+
+  it('refuses a sync whose blob was never uploaded, and changes nothing', async () => {
+    const response = await sync('dit', { version: 1, sha256: 'f'.repeat(64) });
+    expect(response.statusCode).toBe(404);
+    expect(response.json().code).toBe('API_BLOB_NOT_FOUND');
+    expect(await fixture.redis.exists(fleetKeys(fixture.prefix).syncStream)).toBe(0);
+  });
+
+  it('lets only one of several concurrent syncs of the same version win', async () => {
+    const blob = (await (await upload(Buffer.from('weights'))).json()) as { sha256: string };
+    const responses = await Promise.all(
+      Array.from({ length: 5 }, () => sync('dit', { version: 2, sha256: blob.sha256 })),
+    );
+    expect(responses.map((r) => r.statusCode).sort()).toEqual([202, 409, 409, 409, 409]);
+  });
+
+  it('reports acks per version; a version no live worker could load is failed', async () => {
+    const keys = fleetKeys(fixture.prefix);
+    const blob = (await (await upload(Buffer.from('weights'))).json()) as { sha256: string };
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-a'));
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-b'));
+    await sync('dit', { version: 1, sha256: blob.sha256 });
+    await sync('dit', { version: 2, sha256: blob.sha256 });
+    const ack = (workerId: string, version: number, status: SyncAck['status']): string =>
+      JSON.stringify({
+        workerId,
+        component: 'dit',
+        version,
+        status,
+        ...(status === 'ok' ? {} : { reason: 'sha256 mismatch' }),
+        at: new Date().toISOString(),
+      } satisfies SyncAck);
+    await fixture.redis.hset(keys.acks('dit', 1), 'w-a', ack('w-a', 1, 'ok'));
+    await fixture.redis.hset(keys.acks('dit', 2), 'w-a', ack('w-a', 2, 'refused'));
+
+    const report = async () => {
+      const body = (
+        await fixture.coordinator.app.inject({
+          method: 'GET',
+          url: '/v1/weights/dit',
+          headers: fixture.auth('viewer'),
+        })
+      ).json();
+      WeightReportSchema.parse(body);
+      return body;
+    };
+    let body = await report();
+    expect(body.current).toBe(2);
+    expect(body.versions['1']).toMatchObject({ status: 'loaded', acks: { 'w-a': 'ok' } });
+    expect(body.versions['2']).toMatchObject({
+      status: 'pending',
+      acks: { 'w-a': 'refused' },
+      reasons: { 'w-a': 'sha256 mismatch' },
+    });
+    await fixture.redis.hset(keys.acks('dit', 2), 'w-b', ack('w-b', 2, 'failed'));
+    body = await report();
+    expect(body.versions['2'].status).toBe('failed');
+    expect(body.versions['2'].acks).toEqual({ 'w-a': 'refused', 'w-b': 'failed' });
+  });
+
+  it('reports a never-synced component as current null', async () => {
+    const response = await fixture.coordinator.app.inject({
+      method: 'GET',
+      url: '/v1/weights/vae',
+      headers: fixture.auth('viewer'),
+    });
+    expect(response.json()).toEqual({ component: 'vae', current: null, versions: {} });
+  });
+});

@@ -1,0 +1,327 @@
+import { createHash } from 'node:crypto';
+import { EnqueuedRolloutSchema, ResultWriteSchema } from '@flowfleet/coordinator';
+import { JobStatusSchema, RolloutJobSchema, type RolloutSummary } from '@flowfleet/protocol';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
+import {
+  fakeManifest,
+  registerFakeWorker,
+  rolloutBody,
+  startTestCoordinator,
+  waitFor,
+  type TestCoordinator,
+} from './fixture.js';
+
+let server: RedisServer;
+let fixture: TestCoordinator;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+beforeEach(async (context) => {
+  fixture = await startTestCoordinator(server.url, context.task.name, {
+    limits: { maxSteps: 20, maxGroupSize: 4 },
+  });
+});
+afterEach(async () => {
+  await fixture?.close();
+});
+
+async function post(body: unknown, role: 'trainer' | 'viewer' = 'trainer') {
+  return fixture.coordinator.app.inject({
+    method: 'POST',
+    url: '/v1/rollouts',
+    headers: fixture.auth(role),
+    payload: body as Record<string, unknown>,
+  });
+}
+
+/** Every BullMQ key under the prefix: "nothing enqueued" means this set did not grow. */
+async function queueKeys(): Promise<string[]> {
+  return (await fixture.redis.keys(`{${fixture.prefix}}:bull:*`)).sort();
+}
+
+async function totalJobs(): Promise<number> {
+  const lanes = await fixture.redis.hkeys(`{${fixture.prefix}}:lanes`);
+  let total = 0;
+  for (const lane of lanes) {
+    const counts = await fixture.coordinator.services.queues.counts(lane);
+    total += Object.values(counts).reduce((a, b) => a + b, 0);
+  }
+  return total;
+}
+
+describe('POST /v1/rollouts', () => {
+  it.each([
+    ['missing prompt', { model: 'wan21-mini', seeds: [1] }],
+    ['unknown key', rolloutBody({ colour: 'red' })],
+    ['steps over the limit', rolloutBody({ steps: 21 })],
+    ['group over the limit', rolloutBody({ seeds: [1, 2, 3, 4, 5] })],
+    ['duplicate seeds', rolloutBody({ seeds: [3, 3] })],
+    ['latent over the limit', rolloutBody({ shape: { frames: 64, height: 128, width: 128 } })],
+    ['bad device', rolloutBody({ constraints: { devices: ['tpu'] } })],
+    ['not an object', [1, 2, 3]],
+  ])('rejects %s with a coded 400 and enqueues nothing', async (_name, body) => {
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-1'));
+    const before = await queueKeys();
+    const response = await post(body);
+    expect(response.statusCode).toBe(400);
+    const error = response.json();
+    expect(error.code).toBe('PROTO_INVALID_REQUEST');
+    expect(error.details.issues.length).toBeGreaterThan(0);
+    expect(await queueKeys()).toEqual(before);
+    expect(await totalJobs()).toBe(0);
+  });
+
+  it('rejects malformed JSON and a body over maxBodyBytes with coded errors', async () => {
+    const bad = await fixture.coordinator.app.inject({
+      method: 'POST',
+      url: '/v1/rollouts',
+      headers: { ...fixture.auth('trainer'), 'content-type': 'application/json' },
+      payload: '{"model":',
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().code).toBe('API_INVALID_JSON');
+    const huge = await post(rolloutBody({ prompt: 'x'.repeat(2 * 1024 * 1024) }));
+    expect(huge.statusCode).toBe(413);
+    expect(huge.json().code).toBe('API_BODY_TOO_LARGE');
+    const wrongType = await fixture.coordinator.app.inject({
+      method: 'POST',
+      url: '/v1/rollouts',
+      headers: { ...fixture.auth('trainer'), 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
+    expect(wrongType.statusCode).toBe(415);
+    expect(wrongType.json().code).toBe('API_UNSUPPORTED_MEDIA_TYPE');
+    expect(await totalJobs()).toBe(0);
+  });
+
+  it('answers 409 API_NO_CAPACITY with no live worker and enqueues nothing', async () => {
+    const before = await queueKeys();
+    const response = await post(rolloutBody());
+    expect(response.statusCode).toBe(409);
+    expect(response.json()).toMatchObject({ code: 'API_NO_CAPACITY', details: { workers: [] } });
+    expect(await queueKeys()).toEqual(before);
+    expect(await fixture.redis.hlen(`{${fixture.prefix}}:lanes`)).toBe(0);
+  });
+
+  it("lists each live worker's reasons when none satisfies the job", async () => {
+    await registerFakeWorker(
+      fixture.redis,
+      fixture.prefix,
+      fakeManifest('w-cpu', { models: ['other-model'] }),
+    );
+    const response = await post(rolloutBody({ constraints: { devices: ['cuda'] } }));
+    expect(response.statusCode).toBe(409);
+    const [verdict] = response.json().details.workers;
+    expect(verdict.workerId).toBe('w-cpu');
+    expect(verdict.ok).toBe(false);
+    expect(verdict.reasons.join('\n')).toMatch(/model 'wan21-mini'/);
+    expect(verdict.reasons.join('\n')).toMatch(/device 'cpu' is not allowed/);
+    expect(await totalJobs()).toBe(0);
+  });
+
+  it('holds the job with waitForCapacity: true (202, queued, lane recorded)', async () => {
+    const response = await post(rolloutBody({ waitForCapacity: true }));
+    expect(response.statusCode).toBe(202);
+    const { id, lane, status, eligibleWorkers } = EnqueuedRolloutSchema.parse(response.json());
+    expect(status).toBe('queued');
+    expect(eligibleWorkers).toBe(0);
+    expect(lane).toMatch(/^lane-[0-9a-f]{16}$/);
+    const counts = await fixture.coordinator.services.queues.counts(lane);
+    expect(counts.waiting).toBe(1);
+    const job = await fixture.coordinator.services.queues.get(lane).getJob(id);
+    expect(job?.id).toBe(id);
+    expect(job?.opts.attempts).toBeGreaterThan(1);
+    const data = RolloutJobSchema.parse(job?.data);
+    expect(data).toMatchObject({ id, lane, request: { steps: 10, sampler: 'sde' } });
+    expect(await fixture.redis.hexists(`{${fixture.prefix}}:lanes`, lane)).toBe(1);
+  });
+
+  it('enqueues onto the lane of the requirements when a live worker satisfies them', async () => {
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-1'));
+    const a = (await post(rolloutBody())).json();
+    const b = (await post(rolloutBody({ seeds: [7], prompt: 'another prompt' }))).json();
+    const ode = (await post(rolloutBody({ sampler: 'ode', guidanceScale: 1 }))).json();
+    expect(a.lane).toBe(b.lane);
+    expect(ode.lane).not.toBe(a.lane);
+    expect(a.eligibleWorkers).toBe(1);
+    expect(a.id).not.toBe(b.id);
+    expect((await fixture.coordinator.services.queues.counts(a.lane)).waiting).toBe(2);
+  });
+
+  it('refuses a weight version that was never synced', async () => {
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-1'));
+    const response = await post(rolloutBody({ weights: { dit: { min: 3 } } }));
+    expect(response.statusCode).toBe(409);
+    expect(response.json().code).toBe('API_WEIGHT_VERSION_UNAVAILABLE');
+    expect(await totalJobs()).toBe(0);
+  });
+});
+
+function summaryFor(id: string, seeds: number[], steps: number): RolloutSummary {
+  const sigmas = Array.from({ length: steps + 1 }, (_, i) => 1 - i / steps);
+  return {
+    id,
+    model: 'wan21-mini',
+    prompt: 'a red fox in snow',
+    seeds,
+    steps,
+    sampler: 'sde',
+    guidanceScale: 4.5,
+    noiseLevel: 0.7,
+    shift: 3,
+    shape: { frames: 4, height: 16, width: 16 },
+    sigmas,
+    timesteps: sigmas.map((s) => 1000 * s),
+    logProbs: seeds.map(() => Array.from({ length: steps }, () => -1.5)),
+    weights: { dit: 0 },
+    worker: 'w-e2e',
+    platform: { device: 'cpu', arch: 'x86-64-v3', features: [] },
+    backend: 'cpu',
+    timings: { totalMs: 5, perStepMs: Array.from({ length: steps }, () => 1) },
+  };
+}
+
+describe('a rollout through its lifecycle (a BullMQ worker stands in for the worker app)', () => {
+  it('reports queued → active with progress → completed with summary and result bytes', async () => {
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-e2e'));
+    const enqueued = (await post(rolloutBody({ steps: 2 }))).json();
+    const statusOf = async () => {
+      const response = await fixture.coordinator.app.inject({
+        method: 'GET',
+        url: `/v1/rollouts/${enqueued.id}`,
+        headers: fixture.auth('viewer'),
+      });
+      expect(response.statusCode).toBe(200);
+      return JobStatusSchema.parse(response.json());
+    };
+    expect((await statusOf()).status).toBe('queued');
+    const noResult = await fixture.coordinator.app.inject({
+      method: 'GET',
+      url: `/v1/rollouts/${enqueued.id}/result`,
+      headers: fixture.auth('viewer'),
+    });
+    expect(noResult.statusCode).toBe(404);
+    expect(noResult.json().code).toBe('API_RESULT_NOT_FOUND');
+
+    const tensors = Buffer.from('fake safetensors bytes');
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const connection = new Redis(server.url, { maxRetriesPerRequest: null });
+    const worker = new Worker(
+      enqueued.lane,
+      async (job) => {
+        const data = RolloutJobSchema.parse(job.data);
+        await job.updateProgress({ step: 1, steps: data.request.steps });
+        await released;
+        const summary = summaryFor(data.id, data.request.seeds, data.request.steps);
+        for (const [file, bytes] of [
+          ['result.safetensors', tensors],
+          ['summary.json', Buffer.from(JSON.stringify(summary))],
+        ] as const) {
+          const put = await fetch(`${fixture.url}/v1/results/${data.id}/${file}`, {
+            method: 'PUT',
+            headers: { ...fixture.auth('worker'), 'content-type': 'application/octet-stream' },
+            body: bytes,
+          });
+          if (put.status !== 201) throw new Error(`upload ${file}: ${put.status}`);
+        }
+        return summary;
+      },
+      { connection, prefix: `{${fixture.prefix}}:bull`, name: 'w-e2e' },
+    );
+    try {
+      await waitFor(async () => (await statusOf()).status === 'active', 'the job to start');
+      const active = await statusOf();
+      expect(active.progress).toEqual({ step: 1, steps: 2 });
+      expect(active.worker).toBe('w-e2e');
+      release();
+      await waitFor(async () => (await statusOf()).status === 'completed', 'the job to finish');
+      const done = await statusOf();
+      expect(done.progress).toEqual({ step: 2, steps: 2 });
+      expect(done.summary?.id).toBe(enqueued.id);
+      expect(done.summary?.logProbs).toHaveLength(2);
+      const result = await fixture.coordinator.app.inject({
+        method: 'GET',
+        url: `/v1/rollouts/${enqueued.id}/result`,
+        headers: fixture.auth('viewer'),
+      });
+      expect(result.statusCode).toBe(200);
+      expect(result.headers['content-type']).toBe('application/octet-stream');
+      expect(result.rawPayload.equals(tensors)).toBe(true);
+    } finally {
+      release();
+      await worker.close();
+      await connection.quit();
+    }
+  });
+
+  it('writes a result once: same bytes → 200 unchanged, different bytes → 409', async () => {
+    const enqueued = (await post(rolloutBody({ waitForCapacity: true }))).json();
+    const put = (bytes: Buffer) =>
+      fixture.coordinator.app.inject({
+        method: 'PUT',
+        url: `/v1/results/${enqueued.id}/result.safetensors`,
+        headers: { ...fixture.auth('worker'), 'content-type': 'application/octet-stream' },
+        payload: bytes,
+      });
+    const first = await put(Buffer.from('tensor bytes v1'));
+    expect(first.statusCode).toBe(201);
+    expect(ResultWriteSchema.parse(first.json())).toMatchObject({
+      status: 'created',
+      sha256: createHash('sha256').update('tensor bytes v1').digest('hex'),
+    });
+    const again = await put(Buffer.from('tensor bytes v1'));
+    expect(again.statusCode).toBe(200);
+    expect(again.json().status).toBe('unchanged');
+    const different = await put(Buffer.from('tensor bytes v2'));
+    expect(different.statusCode).toBe(409);
+    expect(different.json().code).toBe('API_RESULT_CONFLICT');
+  });
+
+  it('refuses a summary that fails its schema or names another job, and results for unknown jobs', async () => {
+    const enqueued = (await post(rolloutBody({ waitForCapacity: true }))).json();
+    const put = (id: string, file: string, bytes: Buffer) =>
+      fixture.coordinator.app.inject({
+        method: 'PUT',
+        url: `/v1/results/${id}/${file}`,
+        headers: { ...fixture.auth('worker'), 'content-type': 'application/octet-stream' },
+        payload: bytes,
+      });
+    const notJson = await put(enqueued.id, 'summary.json', Buffer.from('{nope'));
+    expect(notJson.json().code).toBe('API_INVALID_BODY');
+    const other = summaryFor('some-other-job', [1, 2], 2);
+    const wrongId = await put(enqueued.id, 'summary.json', Buffer.from(JSON.stringify(other)));
+    expect(wrongId.statusCode).toBe(400);
+    expect(wrongId.json().code).toBe('API_INVALID_BODY');
+    const unknown = await put('no-such-job', 'result.safetensors', Buffer.from('x'));
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().code).toBe('API_JOB_NOT_FOUND');
+    const badFile = await put(enqueued.id, 'evil.sh', Buffer.from('x'));
+    expect(badFile.statusCode).toBe(400);
+    expect(badFile.json().code).toBe('API_INVALID_PARAMS');
+  });
+
+  it('answers 404 API_JOB_NOT_FOUND for an unknown id and 400 for a malformed one', async () => {
+    const unknown = await fixture.coordinator.app.inject({
+      method: 'GET',
+      url: '/v1/rollouts/does-not-exist',
+      headers: fixture.auth('viewer'),
+    });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().code).toBe('API_JOB_NOT_FOUND');
+    const malformed = await fixture.coordinator.app.inject({
+      method: 'GET',
+      url: '/v1/rollouts/bad%3Aid',
+      headers: fixture.auth('viewer'),
+    });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json().code).toBe('API_INVALID_PARAMS');
+  });
+});
