@@ -1,4 +1,4 @@
-import { configDefaults, defineConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import { SummaryReporter } from './tools/vitest/summary-reporter.js';
 
 // Tests run on the TypeScript sources: every workspace package exports its `src/` under the
@@ -8,7 +8,7 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['@flowfleet/source', 'node', 'import', 'default'] } },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'test/**/*.test.ts'],
-    reporters: [...configDefaults.reporters, new SummaryReporter()],
+    reporters: ['default', new SummaryReporter()],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
