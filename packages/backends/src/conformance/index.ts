@@ -3,3 +3,6 @@ export type { ConformanceCheck, KernelConformanceOptions } from './kernel-confor
 export { runKernelConformance } from './run-kernel-conformance.js';
 export { solverCases } from './solver-cases.js';
 export type { SolverCase, SolverOutput } from './solver-cases.js';
+export { componentConformanceChecks } from './component-conformance.js';
+export type { AsyncConformanceCheck, ComponentConformanceCase } from './component-conformance.js';
+export { runComponentConformance } from './run-component-conformance.js';

@@ -1,0 +1,131 @@
+// The ort backend (cpu, cuda and webgpu cells) through the shared component conformance suite,
+// with wan21-mini's dit and text encoder as the cases and the card's TS reference as the oracle.
+import {
+  createOrtComponentBuilder,
+  declareOrtCells,
+  OrtWorkerPool,
+  type OrtCellProvider,
+} from '@flowfleet/backends';
+import {
+  componentConformanceChecks,
+  runComponentConformance,
+  type ComponentConformanceCase,
+} from '@flowfleet/backends/conformance';
+import { initWeights, tokenize, wan21MiniCard } from '@flowfleet/models';
+import { gaussianNoise } from '@flowfleet/numerics';
+import type { ComponentForward, ComponentSpec, TensorMap, WeightSet } from '@flowfleet/platform';
+import { createComponentRegistry, registerComponent } from '@flowfleet/registry';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const card = wan21MiniCard;
+const config = card.config;
+const components = createComponentRegistry();
+const pools: OrtWorkerPool[] = [];
+const poolOnce = (() => {
+  let pool: Promise<OrtWorkerPool> | undefined;
+  return () =>
+    (pool ??= OrtWorkerPool.create({ threads: 1, intraOpThreads: 1 }).then((p) => {
+      pools.push(p);
+      return p;
+    }));
+})();
+declareOrtCells({
+  registries: { components },
+  builderFor: (provider: OrtCellProvider) =>
+    createOrtComponentBuilder({ provider, pool: poolOnce }),
+});
+
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.close()));
+});
+
+const specOf = (kind: string) => {
+  const spec = card.components.find((c) => c.kind === kind);
+  if (spec === undefined) throw new Error(`no ${kind} in ${card.id}`);
+  return spec;
+};
+
+function ditInputs(seed: number): TensorMap {
+  const dims = [2, config.inChannels, 1, 8, 8];
+  return {
+    latent: {
+      dtype: 'float32',
+      dims,
+      data: gaussianNoise(
+        seed,
+        0,
+        dims.reduce((a, b) => a * b),
+      ),
+    },
+    timestep: { dtype: 'float32', dims: [2], data: Float32Array.from([900 - seed, 250 + seed]) },
+    context: {
+      dtype: 'float32',
+      dims: [2, config.textLen, config.textDim],
+      data: gaussianNoise(seed, 1, 2 * config.textLen * config.textDim),
+    },
+  };
+}
+
+function tokenInputs(prompts: string[]): TensorMap {
+  const ids = tokenize(prompts, config);
+  return {
+    tokens: {
+      dtype: 'int64',
+      dims: [prompts.length, config.textLen],
+      data: BigInt64Array.from(ids, (v) => BigInt(v)),
+    },
+  };
+}
+
+const cases = (): ComponentConformanceCase[] => [
+  {
+    spec: specOf('dit'),
+    weights: { id: 'dit@conformance', tensors: initWeights(config, 5, 'dit') },
+    inputs: [ditInputs(1), ditInputs(2)],
+    output: 'velocity',
+  },
+  {
+    spec: specOf('text_encoder'),
+    weights: { id: 'te@conformance', tensors: initWeights(config, 5, 'text_encoder') },
+    inputs: [tokenInputs(['a red ball', 'a cat']), tokenInputs(['snow', 'a slow river at dusk'])],
+    output: 'context',
+  },
+];
+
+for (const provider of ['cpu', 'cuda', 'webgpu'] as const) {
+  describe(`ort-${provider} component conformance`, () => {
+    runComponentConformance(`ort-${provider}`, cases, { components });
+  });
+}
+
+describe('the component conformance suite itself', () => {
+  it('fails a backend that drifts past its stated tolerance', async () => {
+    const registry = createComponentRegistry();
+    registerComponent(
+      {
+        kind: 'dit',
+        device: 'cpu',
+        source: 'drifting',
+        meta: { parityRtol: 1e-6, parityAtol: 1e-6 },
+        build: (async (spec: ComponentSpec) => {
+          const inner = (await spec.factory(spec, undefined)) as ComponentForward;
+          return {
+            ...inner,
+            source: 'drifting',
+            run: async (inputs: TensorMap, weights: WeightSet) => {
+              const out = await inner.run(inputs, weights);
+              const v = out['velocity']!.data as Float32Array;
+              return { velocity: { ...out['velocity']!, data: v.map((x) => x + 1e-3) } };
+            },
+            dispose: () => inner.dispose(),
+          };
+        }) as never,
+      },
+      registry,
+    );
+    const [check] = componentConformanceChecks('drifting', cases().slice(0, 1), {
+      components: registry,
+    });
+    await expect(check!.run()).rejects.toThrow(/exceed rtol 0.000001/);
+  }, 60_000);
+});
