@@ -270,6 +270,41 @@ export const ERROR_CODES = {
     httpStatus: 404,
     summary: 'waitForSync names a weight version that was never synced for the component.',
   },
+  CLI_USAGE: {
+    source: 'cli',
+    httpStatus: 400,
+    summary:
+      'A flowfleet command was given bad arguments (unknown flag, malformed number or list). Exit code 2.',
+  },
+  CLI_FILE_UNREADABLE: {
+    source: 'cli',
+    httpStatus: 400,
+    summary: 'A file named on the flowfleet command line cannot be read.',
+  },
+  CLI_REDIS_UNAVAILABLE: {
+    source: 'cli',
+    httpStatus: 500,
+    summary:
+      'flowfleet up found no Redis: REDIS_URL unset, no redis-server on PATH and no Docker engine; the message says how to install one.',
+  },
+  CLI_CHILD_FAILED: {
+    source: 'cli',
+    httpStatus: 500,
+    summary:
+      'A local-fleet child (redis-server, coordinator or worker) failed to spawn or exited unexpectedly; the message carries its last output.',
+  },
+  CLI_START_TIMEOUT: {
+    source: 'cli',
+    httpStatus: 504,
+    summary:
+      'The local fleet did not become ready (coordinator health, live workers) before the start-up deadline.',
+  },
+  CLI_DEMO_CHECK_FAILED: {
+    source: 'cli',
+    httpStatus: 500,
+    summary:
+      'flowfleet demo saw the fleet break a promise it demonstrates (e.g. a rollout ran on the wrong weight version).',
+  },
   WORKER_ENV_INVALID: {
     source: 'worker',
     httpStatus: 500,
@@ -384,6 +419,23 @@ export const ERROR_CODES = {
     source: 'models',
     httpStatus: 400,
     summary: 'Bytes read back as an ONNX model are not a well-formed protobuf message.',
+  },
+  MODEL_REFERENCE_WORKER_EXITED: {
+    source: 'models',
+    httpStatus: 503,
+    summary:
+      'A TS reference worker thread failed to start or exited with calls in flight; those calls are rejected and the pool starts a replacement.',
+  },
+  MODEL_REFERENCE_POOL_CLOSED: {
+    source: 'models',
+    httpStatus: 503,
+    summary:
+      'The TS reference worker pool was closed; calls in flight and later calls are rejected.',
+  },
+  MODEL_COMPONENT_DISPOSED: {
+    source: 'models',
+    httpStatus: 500,
+    summary: 'A TS reference component (or one of its captured forwards) was used after dispose().',
   },
   BACK_ORT_LOAD_FAILED: {
     source: 'backends',

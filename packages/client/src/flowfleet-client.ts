@@ -1,0 +1,295 @@
+import { FlowfleetError } from '@flowfleet/errors';
+import { JobStatusSchema, type JobStatus, type RolloutRequestInput } from '@flowfleet/protocol';
+import type { z } from 'zod';
+import {
+  checkPositive,
+  resolveClientOptions,
+  type FlowfleetClientOptions,
+} from './client-options.js';
+import { enqueueRound, type RoundCommon, type RoundGroup } from './enqueue-round.js';
+import { HttpTransport, type CallOptions } from './http-transport.js';
+import {
+  EnqueuedRolloutSchema,
+  FleetSchema,
+  HealthSchema,
+  LanesSchema,
+  MatrixSchema,
+  OpenApiDocumentSchema,
+  ResultWriteSchema,
+  StoredBlobSchema,
+  SyncAcceptedSchema,
+  WeightReportSchema,
+  type EnqueuedRollout,
+  type Fleet,
+  type Health,
+  type Lanes,
+  type Matrix,
+  type OpenApiDocument,
+  type ResultFile,
+  type ResultWrite,
+  type StoredBlob,
+  type SyncAccepted,
+  type WeightReport,
+} from './response-schemas.js';
+import { readRolloutFile, type RolloutFile } from './rollout-file.js';
+import { sha256Hex } from './sha256-hex.js';
+import { waitForJob, type WaitForOptions } from './wait-for-job.js';
+import {
+  waitForSync,
+  type SyncProgress,
+  type SyncTarget,
+  type WaitForSyncOptions,
+} from './wait-for-sync.js';
+
+const segment = (value: string): string => encodeURIComponent(value);
+
+/**
+ * A typed client for every coordinator route. Every JSON answer is validated (a bad one is
+ * `CLIENT_BAD_RESPONSE`); an error answer becomes a FlowfleetError with the server's code;
+ * network failures are `CLIENT_UNREACHABLE`. Idempotent calls (reads, blob and result uploads)
+ * are retried on network failures and 429/502/503/504; enqueue and sync are sent once.
+ */
+export class FlowfleetClient {
+  readonly #http: HttpTransport;
+  readonly baseUrl: string;
+
+  private constructor(options: FlowfleetClientOptions) {
+    const resolved = resolveClientOptions(options);
+    this.baseUrl = resolved.baseUrl;
+    this.#http = new HttpTransport(resolved);
+  }
+
+  /**
+   * A client for the coordinator at `options.baseUrl`; nothing is sent until a method is called.
+   * @throws FlowfleetError CLIENT_INVALID_OPTIONS
+   */
+  static create(options: FlowfleetClientOptions): FlowfleetClient {
+    return new FlowfleetClient(options);
+  }
+
+  /**
+   * Enqueues one rollout (a prompt × a group of seeds) on the lane of its requirements.
+   * @throws FlowfleetError PROTO_INVALID_REQUEST, API_NO_CAPACITY (unless `waitForCapacity`),
+   *   API_WEIGHT_VERSION_UNAVAILABLE, API_UNAUTHORIZED, API_FORBIDDEN, and the transport codes
+   */
+  enqueueRollouts(request: RolloutRequestInput, call?: CallOptions): Promise<EnqueuedRollout> {
+    return this.#http.json(
+      { method: 'POST', path: '/v1/rollouts', json: request, idempotent: false, ...withCall(call) },
+      EnqueuedRolloutSchema,
+    );
+  }
+
+  /**
+   * Enqueues one rollout per group (`common` settings with each prompt and seeds), a few at a
+   * time, and answers them in the order of `groups`. On the first failure no further group is
+   * sent; the error keeps its code and lists the rollouts already enqueued in
+   * `details.enqueued`.
+   * @throws as {@link FlowfleetClient.enqueueRollouts}
+   */
+  enqueueRound(
+    groups: readonly RoundGroup[],
+    common: RoundCommon,
+    call?: CallOptions,
+  ): Promise<EnqueuedRollout[]> {
+    return enqueueRound(this, groups, common, call);
+  }
+
+  /** A rollout job's status. @throws FlowfleetError API_JOB_NOT_FOUND, transport codes */
+  status(id: string, call?: CallOptions): Promise<JobStatus> {
+    return this.#get(`/v1/rollouts/${segment(id)}`, JobStatusSchema, call);
+  }
+
+  /**
+   * Waits until job `id` completes and answers its final status (polling with backoff).
+   * @throws FlowfleetError CLIENT_JOB_FAILED (the server's envelope in `details.error`),
+   *   CLIENT_TIMEOUT, CLIENT_ABORTED, and the codes of {@link FlowfleetClient.status}
+   */
+  waitFor(id: string, options?: WaitForOptions): Promise<JobStatus> {
+    return waitForJob(this, id, options);
+  }
+
+  /**
+   * A completed rollout's tensors, read into typed arrays.
+   * @throws FlowfleetError API_RESULT_NOT_FOUND, API_JOB_NOT_FOUND, CLIENT_RESULT_INVALID,
+   *   transport codes
+   */
+  async getResult(id: string, call?: CallOptions): Promise<RolloutFile> {
+    return readRolloutFile(await this.getResultBytes(id, call));
+  }
+
+  /** A completed rollout's safetensors bytes. @throws as {@link FlowfleetClient.getResult} */
+  getResultBytes(id: string, call?: CallOptions): Promise<Uint8Array> {
+    return this.#http.bytes({
+      method: 'GET',
+      path: `/v1/rollouts/${segment(id)}/result`,
+      idempotent: true,
+      ...withCall(call),
+    });
+  }
+
+  /**
+   * Stores a result file of job `id` once (worker role): `created`, or `unchanged` when the same
+   * bytes were stored before.
+   * @throws FlowfleetError API_RESULT_CONFLICT, API_JOB_NOT_FOUND, API_BLOB_TOO_LARGE,
+   *   API_INVALID_BODY, transport codes
+   */
+  uploadResult(
+    id: string,
+    file: ResultFile,
+    bytes: Uint8Array,
+    call?: CallOptions,
+  ): Promise<ResultWrite> {
+    return this.#http.json(
+      {
+        method: 'PUT',
+        path: `/v1/results/${segment(id)}/${segment(file)}`,
+        bytes,
+        idempotent: true,
+        ...withCall(call),
+      },
+      ResultWriteSchema,
+    );
+  }
+
+  /** Every registered worker, live and dead. @throws transport codes */
+  fleet(call?: CallOptions): Promise<Fleet> {
+    return this.#get('/v1/fleet', FleetSchema, call);
+  }
+
+  /** The capability matrix with lane backlog and capacity. @throws transport codes */
+  matrix(call?: CallOptions): Promise<Matrix> {
+    return this.#get('/v1/fleet/matrix', MatrixSchema, call);
+  }
+
+  /** Every recorded lane. @throws transport codes */
+  lanes(call?: CallOptions): Promise<Lanes> {
+    return this.#get('/v1/lanes', LanesSchema, call);
+  }
+
+  /**
+   * Uploads a blob (e.g. a weights safetensors) and checks that the coordinator's sha256 and size
+   * equal those of the bytes sent.
+   * @throws FlowfleetError CLIENT_BLOB_MISMATCH, API_BLOB_TOO_LARGE, transport codes
+   */
+  async uploadBlob(bytes: Uint8Array, call?: CallOptions): Promise<StoredBlob> {
+    const [local, stored] = await Promise.all([
+      sha256Hex(bytes),
+      this.#http.json(
+        { method: 'PUT', path: '/v1/blobs', bytes, idempotent: true, ...withCall(call) },
+        StoredBlobSchema,
+      ),
+    ]);
+    if (stored.sha256 !== local || stored.sizeBytes !== bytes.byteLength) {
+      throw new FlowfleetError(
+        'CLIENT_BLOB_MISMATCH',
+        `the coordinator stored ${stored.sha256} (${stored.sizeBytes} bytes) for bytes whose sha256 is ${local} (${bytes.byteLength} bytes)`,
+        { details: { expected: { sha256: local, sizeBytes: bytes.byteLength }, received: stored } },
+      );
+    }
+    return stored;
+  }
+
+  /**
+   * Downloads a blob and checks its sha256.
+   * @throws FlowfleetError CLIENT_BLOB_MISMATCH, API_BLOB_NOT_FOUND, transport codes
+   */
+  async downloadBlob(sha256: string, call?: CallOptions): Promise<Uint8Array> {
+    const bytes = await this.#http.bytes({
+      method: 'GET',
+      path: `/v1/blobs/${segment(sha256)}`,
+      idempotent: true,
+      ...withCall(call),
+    });
+    const local = await sha256Hex(bytes);
+    if (local !== sha256) {
+      throw new FlowfleetError('CLIENT_BLOB_MISMATCH', `blob ${sha256} arrived as ${local}`, {
+        details: { expected: { sha256 }, received: { sha256: local, sizeBytes: bytes.byteLength } },
+      });
+    }
+    return bytes;
+  }
+
+  /**
+   * Makes an uploaded blob the next weight version of `component` (recorded, broadcast).
+   * @throws FlowfleetError API_STALE_VERSION, API_BLOB_NOT_FOUND, API_INVALID_BODY, transport codes
+   */
+  syncWeights(
+    component: string,
+    version: number,
+    sha256: string,
+    call?: CallOptions,
+  ): Promise<SyncAccepted> {
+    return this.#http.json(
+      {
+        method: 'POST',
+        path: `/v1/weights/${segment(component)}/sync`,
+        json: { version, sha256 },
+        idempotent: false,
+        ...withCall(call),
+      },
+      SyncAcceptedSchema,
+    );
+  }
+
+  /**
+   * A component's current version and its newest `limit` versions (default 20, at most 100) with
+   * each worker's ack. @throws FlowfleetError API_INVALID_PARAMS, transport codes
+   */
+  weights(
+    component: string,
+    query: { readonly limit?: number } = {},
+    call?: CallOptions,
+  ): Promise<WeightReport> {
+    const limit =
+      query.limit === undefined ? '' : `?limit=${checkPositive(query.limit, 'limit', true)}`;
+    return this.#get(`/v1/weights/${segment(component)}${limit}`, WeightReportSchema, call);
+  }
+
+  /**
+   * Waits until `target` live workers ({minWorkers: n}, or {all: true}: every live worker, at
+   * least one) acked `version` of `component` ok.
+   * @throws FlowfleetError CLIENT_SYNC_FAILED, CLIENT_UNKNOWN_VERSION, CLIENT_TIMEOUT,
+   *   CLIENT_ABORTED, CLIENT_INVALID_OPTIONS, transport codes
+   */
+  waitForSync(
+    component: string,
+    version: number,
+    target: SyncTarget,
+    options?: WaitForSyncOptions,
+  ): Promise<SyncProgress> {
+    return waitForSync(this, component, version, target, options);
+  }
+
+  /** Liveness and Redis reachability. @throws FlowfleetError COORD_REDIS_UNAVAILABLE, transport codes */
+  health(call?: CallOptions): Promise<Health> {
+    return this.#get('/healthz', HealthSchema, call);
+  }
+
+  /** The Prometheus metrics text. @throws transport codes */
+  metrics(call?: CallOptions): Promise<string> {
+    return this.#http.text({
+      method: 'GET',
+      path: '/metrics',
+      idempotent: true,
+      ...withCall(call),
+    });
+  }
+
+  /** The coordinator's OpenAPI 3.1 document. @throws transport codes */
+  openapi(call?: CallOptions): Promise<OpenApiDocument> {
+    return this.#get('/openapi.json', OpenApiDocumentSchema, call);
+  }
+
+  #get<S extends z.ZodType>(path: string, schema: S, call: CallOptions | undefined) {
+    return this.#http.json({ method: 'GET', path, idempotent: true, ...withCall(call) }, schema);
+  }
+}
+
+function withCall(call: CallOptions | undefined): { call?: CallOptions } {
+  return call === undefined ? {} : { call };
+}
+
+/** Same as {@link FlowfleetClient.create}. @throws FlowfleetError CLIENT_INVALID_OPTIONS */
+export function createClient(options: FlowfleetClientOptions): FlowfleetClient {
+  return FlowfleetClient.create(options);
+}

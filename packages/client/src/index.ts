@@ -1,0 +1,67 @@
+export { FlowfleetClient, createClient } from './flowfleet-client.js';
+export { ROUND_CONCURRENCY, enqueueRound } from './enqueue-round.js';
+export type { RolloutEnqueuer, RoundCommon, RoundGroup } from './enqueue-round.js';
+export { CLIENT_DEFAULTS, resolveClientOptions } from './client-options.js';
+export type {
+  FlowfleetClientOptions,
+  ResolvedClientOptions,
+  RetryOptions,
+} from './client-options.js';
+export { HttpTransport } from './http-transport.js';
+export type { CallOptions, HttpRequest } from './http-transport.js';
+export { WAIT_DEFAULTS, jobFailedError, waitForJob } from './wait-for-job.js';
+export type { JobStatusSource, WaitForOptions } from './wait-for-job.js';
+export { WAIT_FOR_SYNC_DEFAULTS, waitForSync } from './wait-for-sync.js';
+export type {
+  SyncProgress,
+  SyncStateSource,
+  SyncTarget,
+  WaitForSyncOptions,
+} from './wait-for-sync.js';
+export { readSafetensors } from './read-safetensors.js';
+export { writeSafetensors } from './write-safetensors.js';
+export type {
+  SafetensorsArrays,
+  SafetensorsDtype,
+  SafetensorsFile,
+  SafetensorsTensor,
+} from './read-safetensors.js';
+export {
+  ROLLOUT_FILE_FORMAT,
+  ROLLOUT_FILE_VERSION,
+  RolloutFile,
+  RolloutMetadataSchema,
+  readRolloutFile,
+} from './rollout-file.js';
+export type { RolloutMetadata } from './rollout-file.js';
+export { sha256Hex } from './sha256-hex.js';
+export {
+  EnqueuedRolloutSchema,
+  FleetSchema,
+  HealthSchema,
+  LaneCapacitySchema,
+  LanesSchema,
+  MatrixSchema,
+  OpenApiDocumentSchema,
+  RESULT_FILES,
+  ResultWriteSchema,
+  StoredBlobSchema,
+  SyncAcceptedSchema,
+  WeightReportSchema,
+} from './response-schemas.js';
+export type {
+  EnqueuedRollout,
+  Fleet,
+  FleetWorker,
+  Health,
+  LaneCapacity,
+  Lanes,
+  Matrix,
+  OpenApiDocument,
+  ResultFile,
+  ResultWrite,
+  StoredBlob,
+  SyncAccepted,
+  WeightReport,
+  WeightVersionReport,
+} from './response-schemas.js';

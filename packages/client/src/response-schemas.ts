@@ -1,0 +1,168 @@
+import {
+  ComponentIdSchema,
+  IdSchema,
+  PlatformFactsSchema,
+  RequirementsSchema,
+  Sha256Schema,
+  SyncStatusSchema,
+  TimestampSchema,
+} from '@flowfleet/protocol';
+import { z } from 'zod';
+
+// The coordinator's response bodies as the client validates them. They mirror the coordinator's
+// own api-schemas (the client may not import the app); test/client checks that both produce the
+// same JSON Schema, so a change on either side fails a test instead of drifting. Objects are
+// `z.object` (unknown keys dropped), so a newer coordinator that adds a field still parses.
+
+const LaneNameSchema = z.string().regex(/^lane-[0-9a-f]{16}$/);
+const Count = z.int().min(0);
+
+/** The result files a job stores. */
+export const RESULT_FILES = ['result.safetensors', 'summary.json'] as const;
+/** One result file name. */
+export type ResultFile = (typeof RESULT_FILES)[number];
+
+/** `POST /v1/rollouts` → 202. */
+export const EnqueuedRolloutSchema = z.object({
+  id: IdSchema,
+  lane: LaneNameSchema,
+  status: z.literal('queued'),
+  eligibleWorkers: Count,
+});
+/** An enqueued rollout: its id, lane and how many live workers could serve it. */
+export type EnqueuedRollout = z.infer<typeof EnqueuedRolloutSchema>;
+
+/** `PUT /v1/blobs` → 201. */
+export const StoredBlobSchema = z.object({ sha256: Sha256Schema, sizeBytes: Count });
+/** A stored blob's content address and size. */
+export type StoredBlob = z.infer<typeof StoredBlobSchema>;
+
+/** `PUT /v1/results/:id/:file` → 201 or 200. */
+export const ResultWriteSchema = z.object({
+  id: IdSchema,
+  file: z.enum(RESULT_FILES),
+  sha256: Sha256Schema,
+  sizeBytes: Count,
+  status: z.enum(['created', 'unchanged']),
+});
+/** What a result upload did: created, or unchanged (the same bytes were already stored). */
+export type ResultWrite = z.infer<typeof ResultWriteSchema>;
+
+/** `POST /v1/weights/:component/sync` → 202. */
+export const SyncAcceptedSchema = z.object({
+  component: ComponentIdSchema,
+  version: z.int().min(1),
+  sha256: Sha256Schema,
+  sizeBytes: Count,
+  previous: z.int().min(1).nullable(),
+  streamId: z.string(),
+});
+/** An accepted weight sync (recorded, appended to the stream, published). */
+export type SyncAccepted = z.infer<typeof SyncAcceptedSchema>;
+
+/** `GET /v1/weights/:component`. */
+export const WeightReportSchema = z.object({
+  component: ComponentIdSchema,
+  current: z.int().min(1).nullable(),
+  versions: z.record(
+    z.string(),
+    z.object({
+      sha256: Sha256Schema,
+      sizeBytes: Count,
+      syncedAt: TimestampSchema,
+      status: z.enum(['pending', 'loaded', 'failed', 'superseded']),
+      acks: z.record(IdSchema, SyncStatusSchema),
+      reasons: z.record(IdSchema, z.string()),
+    }),
+  ),
+});
+/** A component's current weight version and its newest versions with each worker's ack. */
+export type WeightReport = z.infer<typeof WeightReportSchema>;
+/** One version in a weight report. */
+export type WeightVersionReport = WeightReport['versions'][string];
+
+const RowCountSchema = z.object({ available: Count, declared: Count });
+
+/** `GET /v1/fleet`. */
+export const FleetSchema = z.object({
+  live: Count,
+  dead: Count,
+  workers: z.array(
+    z.object({
+      workerId: IdSchema,
+      alive: z.boolean(),
+      host: z.string(),
+      pid: z.int(),
+      platform: PlatformFactsSchema,
+      version: z.string(),
+      startedAt: TimestampSchema,
+      concurrency: z.int().min(1),
+      activeJobs: Count,
+      lastHeartbeatAt: TimestampSchema.nullable(),
+      lanes: z.array(LaneNameSchema),
+      models: z.array(z.string()),
+      weights: z.record(z.string(), z.int()),
+      kernels: RowCountSchema,
+      components: RowCountSchema,
+    }),
+  ),
+});
+/** Every registered worker, live and dead. */
+export type Fleet = z.infer<typeof FleetSchema>;
+/** One worker in the fleet view. */
+export type FleetWorker = Fleet['workers'][number];
+
+const LaneCountsSchema = z.object({
+  waiting: Count,
+  delayed: Count,
+  prioritized: Count,
+  active: Count,
+  completed: Count,
+  failed: Count,
+});
+
+/** One lane with its requirements, queue counts and capacity. */
+export const LaneCapacitySchema = z.object({
+  lane: LaneNameSchema,
+  requirements: RequirementsSchema,
+  createdAt: TimestampSchema,
+  backlog: Count,
+  counts: LaneCountsSchema,
+  eligibleWorkers: z.array(IdSchema),
+  capacity: Count,
+});
+/** One lane with its requirements, queue counts and capacity. */
+export type LaneCapacity = z.infer<typeof LaneCapacitySchema>;
+
+/** `GET /v1/fleet/matrix`. */
+export const MatrixSchema = z.object({
+  liveWorkers: Count,
+  cells: z.array(
+    z.object({
+      registry: z.enum(['kernel', 'component']),
+      name: z.string(),
+      device: z.string(),
+      arch: z.string().optional(),
+      variant: z.string(),
+      liveWorkers: Count,
+    }),
+  ),
+  lanes: z.array(LaneCapacitySchema),
+});
+/** The capability matrix: live workers per (op or kind) × (device, arch, variant), and lanes. */
+export type Matrix = z.infer<typeof MatrixSchema>;
+
+/** `GET /v1/lanes`. */
+export const LanesSchema = z.object({ lanes: z.array(LaneCapacitySchema) });
+/** Every recorded lane. */
+export type Lanes = z.infer<typeof LanesSchema>;
+
+/** `GET /healthz`. */
+export const HealthSchema = z.object({ status: z.literal('ok'), redis: z.literal('up') });
+/** The coordinator's health answer. */
+export type Health = z.infer<typeof HealthSchema>;
+
+/** `GET /openapi.json`: an object (its content is the coordinator's business). */
+export const OpenApiDocumentSchema = z.record(z.string(), z.unknown());
+/** The OpenAPI 3.1 document. */
+export type OpenApiDocument = z.infer<typeof OpenApiDocumentSchema>;
