@@ -54,7 +54,7 @@ const CUDA_MANIFEST = fakeManifest('w-cuda', {
 describe('fleet, matrix and lanes', () => {
   it('counts live workers per cell from two manifests and drops one whose heartbeat expired', async () => {
     await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-cpu'), 60_000, 1);
-    await registerFakeWorker(fixture.redis, fixture.prefix, CUDA_MANIFEST, 400);
+    await registerFakeWorker(fixture.redis, fixture.prefix, CUDA_MANIFEST);
     const held = (
       await fixture.coordinator.app.inject({
         method: 'POST',
@@ -94,7 +94,9 @@ describe('fleet, matrix and lanes', () => {
       kernels: { available: 3, declared: 3 },
     });
 
-    // The cuda worker stops beating: its 400 ms heartbeat key expires.
+    // The cuda worker stops beating: its heartbeat key's TTL runs out (shortened here rather than
+    // registered short, so a loaded machine cannot expire it before the live assertions above).
+    await fixture.redis.pexpire(fleetKeys(fixture.prefix).heartbeat(CUDA_MANIFEST.workerId), 20);
     await waitFor(async () => (await get('/v1/fleet/matrix')).json().liveWorkers === 1, 'expiry');
     const after = (await get('/v1/fleet/matrix')).json();
     const cell = after.cells.find(

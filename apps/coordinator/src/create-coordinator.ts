@@ -6,6 +6,10 @@ import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { BearerAuth, type CoordinatorTokens } from './auth.js';
 import { FsBlobStore, type BlobStore } from './blob-store.js';
+import { authorizationOf } from './dashboard/browser-token.js';
+import { registerDashboard } from './dashboard/dashboard-routes.js';
+import { docQueueBoardRoutes } from './dashboard/queue-board.js';
+import { httpLogger } from './dashboard/request-log.js';
 import { installErrorHandling } from './error-handler.js';
 import { assertNoEviction } from './eviction-policy.js';
 import { FleetReader } from './fleet-reader.js';
@@ -93,12 +97,15 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   const auth = new BearerAuth(options.tokens ?? undefined);
 
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
+    // Request URLs are logged: the dashboard's `?token=` is redacted from them.
+    loggerInstance: httpLogger(logger) as FastifyBaseLogger,
     bodyLimit: limits.maxBodyBytes,
     exposeHeadRoutes: false,
   });
   // JSON routes take JSON only (a text/plain body would reach zod as a string).
   app.removeContentTypeParser('text/plain');
+  // bull-board registers its own routes under /queues: they get their auth doc before collection.
+  app.addHook('onRoute', docQueueBoardRoutes);
   const routes = collectRoutes(app);
   const services: CoordinatorServices = {
     redis,
@@ -119,7 +126,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   installErrorHandling(app);
   app.addHook('onRequest', async (request) => {
     const doc = request.routeOptions.config.flowfleet;
-    if (doc !== undefined) auth.authorize(request.headers.authorization, doc.roles);
+    if (doc !== undefined) auth.authorize(authorizationOf(request, doc), doc.roles);
   });
   app.addHook('onResponse', async (request, reply) => {
     metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
@@ -129,6 +136,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   registerBlobRoutes(app, services);
   registerWeightRoutes(app, services);
   registerSystemRoutes(app, services, COORDINATOR_VERSION);
+  registerDashboard(app, services);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -26,6 +26,12 @@ export { JOB_ATTEMPTS, JOB_RETENTION_SECONDS, judgeWorkers } from './rollout-ser
 export type { EnqueuedRollout, WorkerVerdict } from './rollout-service.js';
 export { COORDINATOR_VERSION } from './version.js';
 export {
+  RolloutListItemSchema,
+  RolloutListQuerySchema,
+  RolloutListSchema,
+} from './dashboard/rollout-list.js';
+export type { RolloutListItem } from './dashboard/rollout-list.js';
+export {
   EnqueuedRolloutSchema,
   FleetSchema,
   HealthSchema,

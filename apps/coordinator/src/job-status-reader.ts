@@ -63,7 +63,11 @@ export class JobStatusReader {
    * result was stored; `PROTO_INVALID_JOB` when stored data fails its schema.
    */
   async status(id: string, lane: string): Promise<JobStatus> {
-    const job = (await this.#queues.get(lane).getJob(id)) as Job | undefined;
+    // State before record: a job that fails between the two reads then shows a stale state with
+    // a newer record (harmless), never a `failed` state with a pre-failure record (no reason).
+    const queue = this.#queues.get(lane);
+    const state = await queue.getJobState(id);
+    const job = state === 'unknown' ? undefined : ((await queue.getJob(id)) as Job | undefined);
     if (job === undefined) {
       // Past BullMQ's retention the stored result still answers.
       const summary = await this.summary(id);
@@ -82,7 +86,6 @@ export class JobStatusReader {
       };
     }
     const data = parseOrThrow(RolloutJobSchema, job.data, 'PROTO_INVALID_JOB', 'job payload');
-    const state = await job.getState();
     // A failed attempt that will be retried is back in `delayed`/`waiting`, hence `queued`.
     const status: JobState = NAMED_STATES[state] ?? 'queued';
     const steps = data.request.steps;

@@ -7,21 +7,20 @@ type JsonObject = Record<string, unknown>;
 
 const BINARY = { type: 'string', format: 'binary' };
 
-function schemaOf(body: z.ZodType | 'binary' | 'text', io: 'input' | 'output'): JsonObject {
+type Body = z.ZodType | 'binary' | 'text' | 'html';
+
+function schemaOf(body: Body, io: 'input' | 'output'): JsonObject {
   if (body === 'binary') return BINARY;
-  if (body === 'text') return { type: 'string' };
+  if (body === 'text' || body === 'html') return { type: 'string' };
   const schema = toJsonSchema(body, { io });
   delete schema['$schema'];
   return schema;
 }
 
-function contentOf(body: z.ZodType | 'binary' | 'text', io: 'input' | 'output'): JsonObject {
-  const type =
-    body === 'binary'
-      ? 'application/octet-stream'
-      : body === 'text'
-        ? 'text/plain'
-        : 'application/json';
+const MEDIA_TYPES = { binary: 'application/octet-stream', text: 'text/plain', html: 'text/html' };
+
+function contentOf(body: Body, io: 'input' | 'output'): JsonObject {
+  const type = typeof body === 'string' ? MEDIA_TYPES[body] : 'application/json';
   return { [type]: { schema: schemaOf(body, io) } };
 }
 
@@ -73,7 +72,12 @@ export function buildOpenApi(routes: readonly RouteInfo[], version: string): Jso
       summary: route.doc.summary,
       operationId: `${route.method.toLowerCase()} ${route.url}`,
       'x-flowfleet-roles': route.roles,
-      security: route.roles.length === 0 ? [] : [{ bearer: [] }],
+      security:
+        route.roles.length === 0
+          ? []
+          : route.doc.browserToken === undefined
+            ? [{ bearer: [] }]
+            : [{ bearer: [] }, { queryToken: [] }],
       parameters: parametersOf(route),
       responses: {
         [String(route.doc.response.status)]: {
@@ -98,7 +102,11 @@ export function buildOpenApi(routes: readonly RouteInfo[], version: string): Jso
     paths,
     components: {
       schemas,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer' },
+        // Browser-facing routes only (the dashboard page): the same token as `?token=`.
+        queryToken: { type: 'apiKey', in: 'query', name: 'token' },
+      },
     },
   };
 }

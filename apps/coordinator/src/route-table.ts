@@ -11,10 +11,24 @@ export interface RouteDoc {
   readonly params?: z.ZodType;
   /** JSON body schema, or `binary` for a raw `application/octet-stream` upload. */
   readonly body?: z.ZodType | 'binary';
-  /** Success status and its body (`binary` for raw bytes, `text` for plain text). */
-  readonly response: { readonly status: number; readonly body: z.ZodType | 'binary' | 'text' };
+  /** Success status and its body (`binary` raw bytes, `text` plain text, `html` a page). */
+  readonly response: {
+    readonly status: number;
+    readonly body: z.ZodType | 'binary' | 'text' | 'html';
+  };
   /** Error codes the route may answer with besides the auth and generic ones. */
   readonly errors?: readonly string[];
+  /**
+   * Where a browser-facing route also takes the token besides `Authorization: Bearer` (a browser
+   * cannot send that header on navigation): `query` (`?token=`), or `query-or-cookie` (plus the
+   * session cookie the route set). API routes leave this unset: header only.
+   */
+  readonly browserToken?: 'query' | 'query-or-cookie';
+  /**
+   * `false` for the routes of a mounted UI (bull-board under `/queues`): guarded by `roles` like
+   * any route, but not part of the API, so left out of the route table and the OpenAPI document.
+   */
+  readonly listed?: false;
 }
 
 declare module 'fastify' {
@@ -49,6 +63,7 @@ export function collectRoutes(app: FastifyInstance): readonly RouteInfo[] {
     if (doc === undefined) {
       throw new Error(`route ${String(options.method)} ${options.url} has no config.flowfleet doc`);
     }
+    if (doc.listed === false) return;
     const methods = Array.isArray(options.method) ? options.method : [options.method];
     for (const method of methods) {
       routes.push({

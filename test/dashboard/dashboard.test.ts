@@ -1,0 +1,287 @@
+// Drives the dashboard in headless Chromium against a live coordinator on a real redis-server,
+// with workers registered exactly as the worker app registers them (manifest, set, heartbeat).
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { RolloutListSchema } from '@flowfleet/coordinator';
+import { fleetKeys, type SyncAck } from '@flowfleet/protocol';
+import { Worker as BullWorker } from 'bullmq';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  TOKENS,
+  componentRow,
+  fakeManifest,
+  kernelRow,
+  registerFakeWorker,
+  rolloutBody,
+  startTestCoordinator,
+  type TestCoordinator,
+} from '../coordinator/fixture.js';
+import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'artifacts');
+/** The page refreshes every 2 s; a change must show within a few refreshes. */
+const SHOWS_WITHIN_MS = 15_000;
+
+const MANIFEST_A = fakeManifest('w-cpu-a');
+const MANIFEST_B = fakeManifest('w-cpu-b', {
+  platform: { device: 'cpu', arch: 'x86-64-v2', features: [] },
+  kernels: [
+    kernelRow('flow_sde_step', 'cpu', 'generic'),
+    kernelRow('cfg_combine', 'cpu', 'generic', false),
+    kernelRow('flow_sde_step', 'cpu', 'x86-64-v3', false),
+  ],
+  components: [componentRow('dit', 'cpu'), componentRow('text_encoder', 'cpu')],
+  concurrency: 1,
+});
+
+let server: RedisServer;
+let fixture: TestCoordinator;
+let browser: BrowserContext;
+let profileDir: string;
+let page: Page;
+
+const CHROMIUM_MISSING =
+  `the dashboard test needs Chromium at ${CHROMIUM} and never skips: install it with ` +
+  '`apt-get install -y chromium` (.ci/run installs it when missing)';
+
+beforeAll(async () => {
+  // Without Chromium every test fails (beforeEach below) with the fix; nothing is started.
+  if (!existsSync(CHROMIUM)) return;
+  server = await startRedisServer();
+  fixture = await startTestCoordinator(server.url, 'dashboard');
+  await registerFakeWorker(fixture.redis, fixture.prefix, MANIFEST_A, 60_000, 1);
+  await registerFakeWorker(fixture.redis, fixture.prefix, MANIFEST_B, 60_000, 0);
+  profileDir = await mkdtemp(join(tmpdir(), 'flowfleet-chromium-'));
+  browser = await chromium.launchPersistentContext(profileDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    viewport: { width: 1400, height: 900 },
+  });
+  page = browser.pages()[0] ?? (await browser.newPage());
+});
+
+beforeEach(() => {
+  if (!existsSync(CHROMIUM)) throw new Error(CHROMIUM_MISSING);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (profileDir !== undefined) await rm(profileDir, { recursive: true, force: true });
+  await fixture?.close();
+  await server?.stop();
+});
+
+/** The browser globals the page functions below use (the repo compiles without lib.dom). */
+interface BrowserGlobals {
+  readonly document: {
+    querySelector(selector: string): { readonly textContent: string | null } | null;
+  };
+  getComputedStyle(node: unknown): { readonly backgroundColor: string };
+}
+
+/** Waits (polling the DOM, with a deadline) until `selector`'s text includes `text`. */
+async function waitForText(selector: string, text: string): Promise<void> {
+  try {
+    await page.waitForFunction(
+      ([sel, expected]) =>
+        (globalThis as unknown as BrowserGlobals).document
+          .querySelector(sel)
+          ?.textContent?.includes(expected) === true,
+      [selector, text] as const,
+      { timeout: SHOWS_WITHIN_MS, polling: 100 },
+    );
+  } catch (error) {
+    const shown = await page
+      .locator(selector)
+      .first()
+      .textContent({ timeout: 100 })
+      .catch(() => null);
+    throw new Error(`${selector} did not show "${text}" (shows ${JSON.stringify(shown)})`, {
+      cause: error,
+    });
+  }
+}
+
+const cell = (key: string) => `[data-cell="${key}"]`;
+
+async function api(method: string, path: string, role: keyof typeof TOKENS, body?: unknown) {
+  const binary = body instanceof Buffer;
+  return fetch(`${fixture.url}${path}`, {
+    method,
+    headers: {
+      ...fixture.auth(role),
+      ...(body === undefined
+        ? {}
+        : { 'content-type': binary ? 'application/octet-stream' : 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: binary ? body : JSON.stringify(body) }),
+  });
+}
+
+function ack(workerId: string, version: number, status: SyncAck['status']): string {
+  return JSON.stringify({
+    workerId,
+    component: 'dit',
+    version,
+    status,
+    ...(status === 'ok' ? {} : { reason: 'sha256 mismatch' }),
+    at: new Date().toISOString(),
+  } satisfies SyncAck);
+}
+
+describe('dashboard in headless Chromium', () => {
+  it('answers 401 with the token form without a token, and refuses a wrong one', async () => {
+    const anonymous = await page.goto(`${fixture.url}/`);
+    expect(anonymous?.status()).toBe(401);
+    expect(await page.locator('#login').isVisible()).toBe(true);
+
+    const wrong = await page.goto(`${fixture.url}/?token=not-a-real-token-0000000`);
+    expect(wrong?.status()).toBe(401);
+    expect(await page.locator('#login-error').textContent()).toContain('not accepted');
+    expect(page.url()).not.toContain('token=');
+
+    for (const path of ['/queues', '/queues/', '/queues/api/queues']) {
+      expect((await fetch(`${fixture.url}${path}`)).status, path).toBe(401);
+    }
+  });
+
+  it('shows the live workers: matrix cells shaded by count, workers with heartbeat age', async () => {
+    const opened = await page.goto(`${fixture.url}/?token=${TOKENS.viewer}`);
+    expect(opened?.status()).toBe(200);
+    await waitForText(cell('kernel|flow_sde_step|cpu|generic|default'), '2');
+    expect(page.url()).not.toContain(TOKENS.viewer);
+    expect(
+      await page.locator(cell('kernel|flow_match_step|cpu|generic|default')).textContent(),
+    ).toBe('1');
+    expect(await page.locator(cell('kernel|cfg_combine|cpu|generic|default')).textContent()).toBe(
+      '1',
+    );
+    expect(await page.locator(cell('component|dit|cpu||default')).textContent()).toBe('2');
+    const none = page.locator(cell('kernel|flow_sde_step|cpu|x86-64-v3|default'));
+    expect(await none.textContent()).toBe('0');
+    const shade = (selector: string) =>
+      page
+        .locator(selector)
+        .evaluate(
+          (node) =>
+            (globalThis as unknown as BrowserGlobals).getComputedStyle(node).backgroundColor,
+        );
+    expect(await shade(cell('kernel|flow_sde_step|cpu|x86-64-v3|default'))).toBe(
+      'rgb(229, 231, 235)',
+    );
+    expect(await shade(cell('kernel|flow_sde_step|cpu|generic|default'))).toMatch(
+      /^rgba\(22, 163, 74, 0\.8\)$/,
+    );
+    expect(await page.locator('[data-card="live"] b').textContent()).toBe('2');
+    expect(await page.locator('[data-worker="w-cpu-b"]').textContent()).toContain('x86-64-v2');
+    expect(await page.locator('[data-heartbeat="w-cpu-a"]').textContent()).toMatch(/^\d+\.\d s$/);
+  });
+
+  it('shows a weight sync and each worker’s ack as the fleet reports them', async () => {
+    await waitForText('[data-weight-current="dit"]', 'never synced');
+    const blob = (await (await api('PUT', '/v1/blobs', 'trainer', Buffer.from('w1'))).json()) as {
+      sha256: string;
+    };
+    const synced = await api('POST', '/v1/weights/dit/sync', 'trainer', {
+      version: 1,
+      sha256: blob.sha256,
+    });
+    expect(synced.status).toBe(202);
+    await waitForText('[data-weight-current="dit"]', 'current v1');
+    await waitForText('[data-ack="dit|1|w-cpu-a"]', 'pending');
+
+    // What a worker does once it staged the blob: ack, then advertise the version.
+    const keys = fleetKeys(fixture.prefix);
+    await fixture.redis.hset(keys.acks('dit', 1), 'w-cpu-a', ack('w-cpu-a', 1, 'ok'));
+    await registerFakeWorker(fixture.redis, fixture.prefix, { ...MANIFEST_A, weights: { dit: 1 } });
+    await fixture.redis.hset(keys.acks('dit', 1), 'w-cpu-b', ack('w-cpu-b', 1, 'refused'));
+    await waitForText('[data-ack="dit|1|w-cpu-a"]', 'ok');
+    await waitForText('[data-ack="dit|1|w-cpu-b"]', 'refused');
+    await waitForText('[data-version="dit|1"]', 'loaded');
+    await waitForText('[data-weights="w-cpu-a"]', 'dit v1');
+    expect(await page.locator('[data-ack="dit|1|w-cpu-b"]').getAttribute('title')).toBe(
+      'sha256 mismatch',
+    );
+  });
+
+  it('lists recent rollouts with status and progress, lanes with backlog, and bull-board', async () => {
+    const enqueued = (await (
+      await api('POST', '/v1/rollouts', 'trainer', rolloutBody())
+    ).json()) as {
+      id: string;
+      lane: string;
+    };
+    const listed = RolloutListSchema.parse(
+      await (await api('GET', '/v1/rollouts?limit=5', 'viewer')).json(),
+    );
+    expect(listed.rollouts[0]).toMatchObject({ id: enqueued.id, status: 'queued', groupSize: 2 });
+    await waitForText(`[data-rollout="${enqueued.id}"]`, 'queued');
+    await waitForText(`[data-backlog="${enqueued.lane}"]`, '1');
+
+    // A BullMQ worker takes the job and reports step progress, as the worker app does.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const worker = new BullWorker(
+      enqueued.lane,
+      async (job) => {
+        await job.updateProgress({ step: 3, steps: 10 });
+        await held;
+        return {};
+      },
+      {
+        connection: { host: server.host, port: server.port },
+        prefix: fixture.coordinator.services.keys.bullPrefix,
+        name: 'w-cpu-a',
+      },
+    );
+    try {
+      await waitForText(`[data-rollout="${enqueued.id}"]`, 'active');
+      await waitForText(`[data-rollout="${enqueued.id}"]`, '3 / 10');
+      await waitForText(`[data-rollout="${enqueued.id}"]`, 'w-cpu-a');
+      await mkdir(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
+      release();
+      await waitForText(`[data-rollout="${enqueued.id}"]`, 'completed');
+    } finally {
+      release();
+      await worker.close();
+    }
+
+    // `/queues?token=` trades the token for the cookie and drops it from the URL.
+    const traded = await fetch(`${fixture.url}/queues?token=${TOKENS.viewer}`, {
+      redirect: 'manual',
+    });
+    expect(traded.status).toBe(303);
+    expect(traded.headers.get('location')).toBe('/queues');
+    expect(traded.headers.get('set-cookie')).toMatch(
+      /^flowfleet_queues=[^;]+; Path=\/queues; HttpOnly; SameSite=Strict$/,
+    );
+
+    // bull-board takes the cookie `/?token=` set; its queue list shows the lane.
+    const board = await page.goto(`${fixture.url}/queues`);
+    expect(board?.status()).toBe(200);
+    await page.getByText(enqueued.lane).first().waitFor({ timeout: SHOWS_WITHIN_MS });
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-queues.png') });
+    const readOnly = await page.evaluate(async (lane) => {
+      const response = await fetch(`/queues/api/queues/${lane}/pause`, { method: 'PUT' });
+      return response.status;
+    }, enqueued.lane);
+    expect(readOnly).toBe(403);
+  });
+});
