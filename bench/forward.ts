@@ -58,7 +58,7 @@ const measure = async (path: string, threads: number, fn: () => Promise<unknown>
   console.error(`measured ${path} @${threads}t`);
 };
 
-// TS reference (in-process, single-threaded by construction).
+// TS reference (one reference worker thread; single-threaded by construction).
 const reference = (await ditSpec.factory(ditSpec, undefined)) as ComponentForward;
 await measure('ts-reference', 1, () => reference.run(inputs, weights));
 await reference.dispose();

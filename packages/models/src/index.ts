@@ -28,7 +28,13 @@ export {
   SAFETENSORS_ITEM_BYTES,
   readSafetensors,
 } from './safetensors/read-safetensors.js';
-export type { SafetensorsContents, SafetensorsDtype } from './safetensors/read-safetensors.js';
+export type {
+  Float64Tensor,
+  ReadSafetensorsOptions,
+  SafetensorsContents,
+  SafetensorsDtype,
+  SafetensorsTensor,
+} from './safetensors/read-safetensors.js';
 export { writeSafetensors } from './safetensors/write-safetensors.js';
 export type { TensorCollection } from './safetensors/write-safetensors.js';
 export { loadWeightsFile, saveWeightsFile } from './safetensors/weights-file.js';
@@ -36,7 +42,7 @@ export { applyRope, attention, createAttentionScratch } from './reference/attent
 export type { AttentionDims, AttentionScratch } from './reference/attention.js';
 export { ditForward, timestepSinusoid } from './reference/dit-forward.js';
 export type { DitForwardInputs, DitWorkspaceSlot } from './reference/dit-forward.js';
-export { DitWorkspace } from './reference/dit-workspace.js';
+export { DitWorkspace, ditWorkspaceShape } from './reference/dit-workspace.js';
 export type { DitWorkspaceShape } from './reference/dit-workspace.js';
 export { resolveDitWeights, resolveTextEncoderWeights } from './reference/dit-weights.js';
 export type {
@@ -50,12 +56,39 @@ export { patchify, unpatchify } from './reference/patchify.js';
 export type { LatentDims, PatchOrder } from './reference/patchify.js';
 export { textEncoderForward } from './reference/text-encoder-forward.js';
 export type { TokenIds } from './reference/text-encoder-forward.js';
+export { CPU_REFERENCE_SOURCE } from './components/reference-source.js';
 export {
-  CPU_REFERENCE_SOURCE,
   createDitReferenceFactory,
   createTextEncoderReferenceFactory,
 } from './components/reference-components.js';
-export type { ComponentFactory } from './components/reference-components.js';
+export type {
+  ComponentFactory,
+  ReferenceFactoryOptions,
+  ReferencePlacement,
+} from './components/reference-components.js';
+export {
+  checkCaptureDims,
+  checkReferenceInputs,
+  runReferenceForward,
+} from './components/reference-forward.js';
+export type { ReferenceKind } from './components/reference-forward.js';
+export { WorkerReferenceComponent } from './components/worker-reference-component.js';
+export { ReferenceWorkerPool } from './reference-worker/reference-worker-pool.js';
+export type {
+  ReferenceCaptureRequest,
+  ReferenceForwardRequest,
+  ReferenceWorkerPoolOptions,
+} from './reference-worker/reference-worker-pool.js';
+export type {
+  ReferenceCaptureInfo,
+  ReferenceInputDims,
+  ReferenceWorkerStats,
+} from './reference-worker/reference-worker-protocol.js';
+export {
+  closeSharedReferencePool,
+  configureSharedReferencePool,
+  sharedReferencePool,
+} from './reference-worker/shared-reference-pool.js';
 export type {
   LatentDefaults,
   LoopSpec,

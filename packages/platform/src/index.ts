@@ -47,6 +47,8 @@ export {
   within,
 } from './parity.js';
 export type { FloatArray, ParityTolerance, WithinResult } from './parity.js';
+export { moduleWorkerUrl, spawnModuleWorker } from './worker-threads/spawn-module-worker.js';
+export type { ModuleWorkerOptions } from './worker-threads/spawn-module-worker.js';
 export { COMPONENT_KINDS, DEVICES, isDevice, SOLVER_OPS } from './platform-types.js';
 export type {
   ComponentKind,

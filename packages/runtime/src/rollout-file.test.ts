@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { isFlowfleetError } from '@flowfleet/errors';
+import { readSafetensors, writeSafetensors } from '@flowfleet/models';
 import { describe, expect, it } from 'vitest';
 import { readRolloutResult, writeRolloutResult } from './rollout-file.js';
 import type { RolloutResult } from './rollout-result.js';
@@ -96,5 +99,55 @@ describe('rollout file', () => {
     expect(codeOf(() => writeRolloutResult({ ...result(), logProbs: new Float64Array(3) }))).toBe(
       'RT_RESULT_INVALID',
     );
+  });
+});
+
+describe('rollout file bytes', () => {
+  it('are the bytes the format-version-1 encoder wrote for the same result', () => {
+    // testdata/rollout-v1.safetensors was written from result() by the runtime's own encoder
+    // before the file moved onto the models safetensors codec; the format must not drift.
+    const previous = new Uint8Array(
+      readFileSync(fileURLToPath(new URL('./testdata/rollout-v1.safetensors', import.meta.url))),
+    );
+    const bytes = writeRolloutResult(result());
+    expect(bytes.length).toBe(previous.length);
+    expect(Buffer.from(bytes).equals(Buffer.from(previous))).toBe(true);
+    expect(readRolloutResult(previous)).toEqual(result());
+  });
+
+  it('rejects a file whose float64 tensor was stored as another dtype', () => {
+    const { metadata, tensors } = readSafetensors(writeRolloutResult(result()), {
+      keepFloat64: true,
+    });
+    const logProbs = tensors.get('log_probs')!;
+    tensors.set('log_probs', {
+      dtype: 'float32',
+      dims: logProbs.dims,
+      data: Float32Array.from(logProbs.data as Float64Array),
+    });
+    const error = (() => {
+      try {
+        readRolloutResult(writeSafetensors(tensors, metadata));
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(isFlowfleetError(error, 'RT_RESULT_INVALID')).toBe(true);
+    expect((error as Error).message).toContain('log_probs is F32, expected F64');
+  });
+
+  it('reports a malformed layout as RT_RESULT_INVALID with the codec error as its cause', () => {
+    const bytes = writeRolloutResult(result());
+    const trailing = new Uint8Array(bytes.length + 8);
+    trailing.set(bytes);
+    let error: unknown;
+    try {
+      readRolloutResult(trailing);
+    } catch (e) {
+      error = e;
+    }
+    expect(isFlowfleetError(error, 'RT_RESULT_INVALID')).toBe(true);
+    expect(isFlowfleetError((error as Error).cause, 'MODEL_SAFETENSORS_INVALID')).toBe(true);
   });
 });

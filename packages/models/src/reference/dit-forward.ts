@@ -5,7 +5,7 @@ import { headDim, patchValues } from '../wan21-config.js';
 import { applyRope, attention } from './attention.js';
 import type { AttentionWeights, DitWeights } from './dit-weights.js';
 import { resolveDitWeights } from './dit-weights.js';
-import { DitWorkspace } from './dit-workspace.js';
+import { DitWorkspace, ditWorkspaceShape } from './dit-workspace.js';
 import {
   affineLayerNorm,
   geluInPlace,
@@ -154,9 +154,9 @@ export function ditForward(
 ): Float32Array {
   const contextLen = validateInputs(config, inputs);
   const w = resolveDitWeights(tensors, config);
-  const [B, , F, H, W] = inputs.dims;
+  const [B] = inputs.dims;
   const [pt, ph, pw] = config.patch;
-  const shape = { batch: B, grid: { f: F / pt, h: H / ph, w: W / pw }, contextLen };
+  const shape = ditWorkspaceShape(config, inputs.dims, contextLen);
   if (slot.workspace === undefined || !slot.workspace.fits(shape)) {
     slot.workspace = new DitWorkspace(config, shape);
   }

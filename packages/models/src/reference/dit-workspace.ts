@@ -13,6 +13,20 @@ export interface DitWorkspaceShape {
 }
 
 /**
+ * The workspace shape of a forward on a latent [B, C, F, H, W] with `contextLen` text tokens
+ * (the token grid is the latent divided by the patch).
+ */
+export function ditWorkspaceShape(
+  config: Wan21Config,
+  latentDims: readonly number[],
+  contextLen: number,
+): DitWorkspaceShape {
+  const [B = 0, , F = 0, H = 0, W = 0] = latentDims;
+  const [pt, ph, pw] = config.patch;
+  return { batch: B, grid: { f: F / pt, h: H / ph, w: W / pw }, contextLen };
+}
+
+/**
  * Preallocated buffers of one DiT forward shape (batch, grid, context length): reusing it across
  * calls means the forward allocates nothing but its output.
  */
@@ -77,6 +91,15 @@ export class DitWorkspace {
       Math.max(this.tokens, contextLen),
       headDim(config),
     );
+  }
+
+  /** Bytes of every buffer this workspace holds (RoPE tables and attention scratch included). */
+  get byteLength(): number {
+    let bytes = 0;
+    for (const value of [...Object.values(this), ...Object.values(this.scratch)]) {
+      if (value instanceof Float32Array || value instanceof Float64Array) bytes += value.byteLength;
+    }
+    return bytes;
   }
 
   /** True when this workspace was built for exactly these sizes. */

@@ -18,9 +18,31 @@ export type SafetensorsDtype = keyof typeof SAFETENSORS_ITEM_BYTES;
 /** Upper bound of the JSON header, as in the reference implementation (100 MB). */
 export const MAX_HEADER_BYTES = 100_000_000;
 
-/** A decoded safetensors file: float types become float32, I32 int32, I64 int64. */
-export interface SafetensorsContents {
-  readonly tensors: Map<string, TensorData>;
+/** A float64 tensor: what `F64` decodes to when asked to keep it (`keepFloat64`). */
+export interface Float64Tensor {
+  readonly dtype: 'float64';
+  readonly dims: readonly number[];
+  readonly data: Float64Array;
+}
+
+/** Any tensor the safetensors codec reads or writes: a component tensor, or float64. */
+export type SafetensorsTensor = TensorData | Float64Tensor;
+
+/** Options of `readSafetensors`. */
+export interface ReadSafetensorsOptions {
+  /**
+   * Decode `F64` as float64 (Float64Array) instead of rounding it to float32. Default false:
+   * weights are float32 everywhere (`checkWeightsAgainstConfig` expects it).
+   */
+  readonly keepFloat64?: boolean;
+}
+
+/**
+ * A decoded safetensors file: F32/F16/BF16 become float32, F64 float32 (or float64 with
+ * `keepFloat64`), I32 int32, I64 int64.
+ */
+export interface SafetensorsContents<T extends SafetensorsTensor = TensorData> {
+  readonly tensors: Map<string, T>;
   /** The `__metadata__` string map (empty when absent). */
   readonly metadata: Record<string, string>;
   /** Each tensor's dtype as stored in the file. */
@@ -119,7 +141,7 @@ function parseEntry(name: string, value: unknown): Entry {
 
 const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-function decode(entry: Entry, raw: Uint8Array): TensorData {
+function decode(entry: Entry, raw: Uint8Array, keepFloat64: boolean): SafetensorsTensor {
   const dims = entry.shape;
   switch (entry.dtype) {
     case 'F16':
@@ -127,6 +149,7 @@ function decode(entry: Entry, raw: Uint8Array): TensorData {
     case 'BF16':
       return { dtype: 'float32', dims, data: decodeBfloat16(raw) };
     case 'F64': {
+      if (keepFloat64) return decodeNative(entry, raw);
       const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
       const data = new Float32Array(raw.byteLength / 8);
       for (let i = 0; i < data.length; i++) data[i] = view.getFloat64(8 * i, true);
@@ -139,7 +162,7 @@ function decode(entry: Entry, raw: Uint8Array): TensorData {
   }
 }
 
-function decodeNative(entry: Entry, raw: Uint8Array): TensorData {
+function decodeNative(entry: Entry, raw: Uint8Array): SafetensorsTensor {
   const dims = entry.shape;
   // Copy into a fresh, aligned buffer the typed array owns (not raw.slice(): on a Node Buffer
   // that is a view of the shared pool).
@@ -156,6 +179,7 @@ function decodeNative(entry: Entry, raw: Uint8Array): TensorData {
   }
   if (entry.dtype === 'F32') return { dtype: 'float32', dims, data: new Float32Array(buffer) };
   if (entry.dtype === 'I32') return { dtype: 'int32', dims, data: new Int32Array(buffer) };
+  if (entry.dtype === 'F64') return { dtype: 'float64', dims, data: new Float64Array(buffer) };
   return { dtype: 'int64', dims, data: new BigInt64Array(buffer) };
 }
 
@@ -163,10 +187,22 @@ function decodeNative(entry: Entry, raw: Uint8Array): TensorData {
  * Parses a safetensors buffer (8-byte LE header length, JSON header, LE data). The whole file is
  * validated before any tensor is decoded, so a bad file never yields a partial load: header
  * bounds, JSON, dtypes, shape × item size = span, offsets contiguous from 0, no overlap, no
- * trailing bytes.
+ * trailing bytes. F64 is rounded to float32 unless `keepFloat64` is set.
  * @throws MODEL_SAFETENSORS_INVALID with `details.reason`.
  */
-export function readSafetensors(bytes: Uint8Array): SafetensorsContents {
+export function readSafetensors(bytes: Uint8Array): SafetensorsContents;
+export function readSafetensors(
+  bytes: Uint8Array,
+  options: ReadSafetensorsOptions & { readonly keepFloat64: true },
+): SafetensorsContents<SafetensorsTensor>;
+export function readSafetensors(
+  bytes: Uint8Array,
+  options?: ReadSafetensorsOptions,
+): SafetensorsContents<SafetensorsTensor>;
+export function readSafetensors(
+  bytes: Uint8Array,
+  options: ReadSafetensorsOptions = {},
+): SafetensorsContents<SafetensorsTensor> {
   const { header, dataStart } = parseHeader(bytes);
   const metadata = parseMetadata(header['__metadata__']);
   const entries = Object.entries(header)
@@ -188,11 +224,12 @@ export function readSafetensors(bytes: Uint8Array): SafetensorsContents {
   if (cursor < dataBytes) {
     throw invalid('trailing bytes after the last tensor', { used: cursor, dataBytes });
   }
-  const tensors = new Map<string, TensorData>();
+  const tensors = new Map<string, SafetensorsTensor>();
   const storedDtypes = new Map<string, SafetensorsDtype>();
+  const keepFloat64 = options.keepFloat64 === true;
   for (const entry of entries) {
     const raw = bytes.subarray(dataStart + entry.begin, dataStart + entry.end);
-    tensors.set(entry.name, decode(entry, raw));
+    tensors.set(entry.name, decode(entry, raw, keepFloat64));
     storedDtypes.set(entry.name, entry.dtype);
   }
   return { tensors, metadata, storedDtypes };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
-import { readSafetensors } from './read-safetensors.js';
+import { readSafetensors, type SafetensorsTensor } from './read-safetensors.js';
 import { loadWeightsFile, saveWeightsFile } from './weights-file.js';
 import { writeSafetensors } from './write-safetensors.js';
 
@@ -23,7 +23,7 @@ const tensors = new Map<string, TensorData>([
   ['scalar', { dtype: 'float32', dims: [], data: new Float32Array([7]) }],
 ]);
 
-function sameBits(a: TensorData['data'], b: TensorData['data']): boolean {
+function sameBits(a: SafetensorsTensor['data'], b: SafetensorsTensor['data']): boolean {
   const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
   const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
   return x.length === y.length && x.every((v, i) => v === y[i]);
@@ -45,6 +45,25 @@ describe('writeSafetensors', () => {
     }
     expect(file.storedDtypes.get('tokens')).toBe('I32');
     expect(file.storedDtypes.get('ids')).toBe('I64');
+  });
+
+  it('writes F64 from Float64Array; it reads back as float64 only when asked', () => {
+    const values = [0.1, -0, NaN, Infinity, 5e-324, Number.MAX_VALUE, 1 / 3];
+    const f64: SafetensorsTensor = { dtype: 'float64', dims: [7], data: Float64Array.from(values) };
+    const bytes = writeSafetensors({ ...Object.fromEntries(tensors), f64 });
+    const kept = readSafetensors(bytes, { keepFloat64: true });
+    expect(kept.storedDtypes.get('f64')).toBe('F64');
+    const back = kept.tensors.get('f64')!;
+    expect(back.dtype).toBe('float64');
+    expect(back.data).toBeInstanceOf(Float64Array);
+    expect(back.dims).toEqual([7]);
+    expect(sameBits(back.data, f64.data)).toBe(true);
+    // Other dtypes are unaffected by the option.
+    expect(sameBits(kept.tensors.get('z.weight')!.data, tensors.get('z.weight')!.data)).toBe(true);
+    // The default (the weights path) still rounds F64 to float32.
+    const rounded = readSafetensors(bytes).tensors.get('f64')!;
+    expect(rounded.dtype).toBe('float32');
+    expect([...rounded.data]).toEqual(values.map((v) => Math.fround(v)));
   });
 
   it('is deterministic and name-sorted regardless of insertion order', () => {

@@ -1,18 +1,18 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import type { TensorData } from '@flowfleet/platform';
+import type { SafetensorsTensor } from './read-safetensors.js';
 
-const STORED_DTYPE = { float32: 'F32', int32: 'I32', int64: 'I64' } as const;
+const STORED_DTYPE = { float32: 'F32', float64: 'F64', int32: 'I32', int64: 'I64' } as const;
 
 /** Tensors to write: a map or a plain record, written in name-sorted order. */
 export type TensorCollection =
-  ReadonlyMap<string, TensorData> | Readonly<Record<string, TensorData>>;
+  ReadonlyMap<string, SafetensorsTensor> | Readonly<Record<string, SafetensorsTensor>>;
 
-function entriesOf(tensors: TensorCollection): [string, TensorData][] {
+function entriesOf(tensors: TensorCollection): [string, SafetensorsTensor][] {
   const entries = tensors instanceof Map ? [...tensors.entries()] : Object.entries(tensors);
   return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-function checkTensor(name: string, tensor: TensorData): void {
+function checkTensor(name: string, tensor: SafetensorsTensor): void {
   let count = 1;
   for (const d of tensor.dims) {
     if (!Number.isSafeInteger(d) || d < 0) {
@@ -34,7 +34,7 @@ function checkTensor(name: string, tensor: TensorData): void {
 }
 
 /**
- * Serialises tensors as safetensors (F32 / I32 / I64, little-endian), name-sorted, with the
+ * Serialises tensors as safetensors (F32 / F64 / I32 / I64, little-endian), name-sorted, with the
  * header padded with spaces to a multiple of 8 bytes so every tensor stays 8-byte aligned.
  * @throws MODEL_SAFETENSORS_INVALID when dims do not match a tensor's data length.
  */
