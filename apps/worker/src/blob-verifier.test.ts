@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import { isFlowfleetError } from '@flowfleet/errors';
+import { initWeights, wan21MiniCard, writeSafetensors } from '@flowfleet/models';
+import { describe, expect, it } from 'vitest';
+import { verifyWeightsBlob, type ExpectedBlob } from './blob-verifier.js';
+import { componentShapes } from './model-host.js';
+
+const card = wan21MiniCard;
+const shapes = componentShapes(card, 'text_encoder');
+
+function blobOf(tensors: ReadonlyMap<string, unknown>): Uint8Array {
+  return writeSafetensors(tensors as Parameters<typeof writeSafetensors>[0]);
+}
+
+function expectedFor(bytes: Uint8Array): ExpectedBlob {
+  return {
+    component: 'text_encoder',
+    version: 2,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    sizeBytes: bytes.byteLength,
+  };
+}
+
+function refusal(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    if (isFlowfleetError(error, 'WORKER_BLOB_REFUSED'))
+      return (error.details as { reason: string }).reason;
+    throw error;
+  }
+  return 'accepted';
+}
+
+describe('verifyWeightsBlob', () => {
+  const good = blobOf(initWeights(card.config, 5, 'text_encoder'));
+
+  it('accepts a blob whose bytes, hash and tensors match', () => {
+    const tensors = verifyWeightsBlob(good, expectedFor(good), shapes);
+    expect([...tensors.keys()].sort()).toEqual([...shapes.keys()].sort());
+  });
+
+  it('refuses on size, sha256, layout and tensor shape, naming the check', () => {
+    const expected = expectedFor(good);
+    expect(refusal(() => verifyWeightsBlob(good.subarray(1), expected, shapes))).toBe('size');
+    const flipped = good.slice();
+    flipped[flipped.length - 1] = (flipped[flipped.length - 1] ?? 0) ^ 1;
+    expect(refusal(() => verifyWeightsBlob(flipped, expected, shapes))).toBe('sha256');
+    const garbage = new TextEncoder().encode('not a safetensors file at all');
+    expect(refusal(() => verifyWeightsBlob(garbage, expectedFor(garbage), shapes))).toBe(
+      'safetensors',
+    );
+    const dit = blobOf(initWeights(card.config, 5, 'dit'));
+    expect(refusal(() => verifyWeightsBlob(dit, expectedFor(dit), shapes))).toBe('tensors');
+  });
+});

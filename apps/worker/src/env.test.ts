@@ -1,0 +1,80 @@
+import { isFlowfleetError } from '@flowfleet/errors';
+import { describe, expect, it } from 'vitest';
+import { defaultWorkerId, parseWorkerEnv, workerOptionsFromEnv } from './env.js';
+import { DEFAULT_LOCK_SETTINGS } from './worker-options.js';
+
+const BASE = { REDIS_URL: 'redis://127.0.0.1:6379', FLOWFLEET_COORDINATOR_URL: 'http://c:8080' };
+
+function issuesOf(env: NodeJS.ProcessEnv): string[] {
+  try {
+    parseWorkerEnv(env);
+  } catch (error) {
+    if (!isFlowfleetError(error, 'WORKER_ENV_INVALID')) throw error;
+    return (error.details as { issues: { variable: string }[] }).issues.map((i) => i.variable);
+  }
+  return [];
+}
+
+describe('parseWorkerEnv', () => {
+  it('fills every default and maps onto the worker options', () => {
+    const env = parseWorkerEnv({ ...BASE, FLOWFLEET_CONCURRENCY: '3' });
+    expect(env).toMatchObject({
+      FLOWFLEET_CONCURRENCY: 3,
+      FLOWFLEET_PREFIX: 'ff',
+      FLOWFLEET_BACKEND: 'auto',
+      FLOWFLEET_HEARTBEAT_TTL_MS: 15_000,
+      FLOWFLEET_LOCK_MS: DEFAULT_LOCK_SETTINGS.lockDurationMs,
+      FLOWFLEET_STALLED_INTERVAL_MS: DEFAULT_LOCK_SETTINGS.stalledIntervalMs,
+      FLOWFLEET_MAX_STALLED_COUNT: 3,
+    });
+    const options = workerOptionsFromEnv(env);
+    expect(options.workerId).toBe(defaultWorkerId());
+    expect(options.ortThreads).toBe(3); // one pool thread per concurrent rollout by default
+    expect(options.extraKernels).toEqual([]);
+    expect(options).not.toHaveProperty('workerToken');
+  });
+
+  it('lists every bad variable at once and treats empty strings as unset', () => {
+    expect(
+      issuesOf({
+        REDIS_URL: 'http://nope',
+        FLOWFLEET_COORDINATOR_URL: '',
+        FLOWFLEET_CONCURRENCY: '0',
+        FLOWFLEET_BACKEND: 'gpu',
+        FLOWFLEET_EXTRA_KERNELS: 'Bad Op',
+      }).sort(),
+    ).toEqual([
+      'FLOWFLEET_BACKEND',
+      'FLOWFLEET_CONCURRENCY',
+      'FLOWFLEET_COORDINATOR_URL',
+      'FLOWFLEET_EXTRA_KERNELS',
+      'REDIS_URL',
+    ]);
+  });
+
+  it('takes test-only extra kernels and short lock settings', () => {
+    const options = workerOptionsFromEnv(
+      parseWorkerEnv({
+        ...BASE,
+        FLOWFLEET_EXTRA_KERNELS: 'x_probe, flow_sde_step:fast',
+        FLOWFLEET_LOCK_MS: '2000',
+        FLOWFLEET_STALLED_INTERVAL_MS: '1000',
+        FLOWFLEET_WORKER_TOKEN: 'worker-token-0123456789',
+      }),
+    );
+    expect(options.extraKernels).toEqual([
+      { op: 'x_probe', variant: 'default' },
+      { op: 'flow_sde_step', variant: 'fast' },
+    ]);
+    expect(options.locks).toEqual({
+      lockDurationMs: 2000,
+      stalledIntervalMs: 1000,
+      maxStalledCount: 3,
+    });
+    expect(options.workerToken).toBe('worker-token-0123456789');
+  });
+
+  it('derives a key-safe default worker id from host and pid', () => {
+    expect(defaultWorkerId('gpu box:1', 42)).toBe('gpu-box-1-42');
+  });
+});

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ConcurrencyGate } from './concurrency-gate.js';
+
+/** One served lane as the dispatcher sees it (a plain object in tests). */
+export interface FetchableLane<J> {
+  readonly lane: string;
+  /** Moves the next waiting job to active under `token`, or undefined when there is none. */
+  fetch(token: string): Promise<J | undefined>;
+  /** Runs the job to its end (completed, failed, or handed back); must not reject. */
+  process(job: J, token: string): Promise<unknown>;
+}
+
+/** What the dispatcher needs. */
+export interface LaneDispatcherOptions<J> {
+  readonly gate: ConcurrencyGate;
+  /** The lanes served now (they can grow while it runs). */
+  readonly lanes: () => readonly FetchableLane<J>[];
+  /** Sleeps until work may be waiting, or at most `timeoutMs`. */
+  readonly waitForWork: (timeoutMs: number) => Promise<void>;
+  /** Makes a pending `waitForWork` return (a slot freed up, close). */
+  readonly wake: () => void;
+  readonly pollIntervalMs: number;
+  /** Prefix of the BullMQ lock tokens. */
+  readonly tokenPrefix: string;
+  readonly logger: Logger;
+  /** Called whenever a job starts or settles (the heartbeat shows the load). */
+  readonly onLoadChange?: () => void;
+}
+
+/**
+ * The worker's one fetch loop over every lane it serves, under the process-wide gate: it takes a
+ * slot, then asks the lanes in turn (starting after the last one that yielded a job, so lanes
+ * share the worker fairly) for a job; with a job it starts it and looks for more, without one it
+ * gives the slot back and sleeps until a queue event, a wake-up or the poll interval.
+ */
+export class LaneDispatcher<J> {
+  readonly #options: LaneDispatcherOptions<J>;
+  readonly #inFlight = new Set<Promise<void>>();
+  #stopped = false;
+  #loop: Promise<void> | undefined;
+  #cursor = 0;
+
+  constructor(options: LaneDispatcherOptions<J>) {
+    this.#options = options;
+  }
+
+  /** Jobs running now. */
+  get activeJobs(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Starts the fetch loop. */
+  start(): void {
+    this.#loop ??= this.#run().catch((error: unknown) =>
+      this.#options.logger.fatal({ err: error }, 'the fetch loop died'),
+    );
+  }
+
+  /** Stops fetching and waits for the loop to exit (running jobs go on). Idempotent. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#options.gate.interrupt();
+    this.#options.wake();
+    await this.#loop;
+  }
+
+  /** Resolves when every running job has settled, or after `timeoutMs`; true when all settled. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const settled = (async () => {
+      while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+      return true as const;
+    })();
+    try {
+      return await Promise.race([settled, timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #run(): Promise<void> {
+    const { gate, pollIntervalMs, waitForWork } = this.#options;
+    while (!this.#stopped) {
+      await gate.whenAvailable();
+      if (this.#stopped) break;
+      const outcome = await this.#fetchOne();
+      if (this.#stopped) break;
+      if (outcome === 'started') continue;
+      await waitForWork(outcome === 'error' ? Math.min(pollIntervalMs, 1_000) : pollIntervalMs);
+    }
+  }
+
+  /** Tries each lane once, starting at the cursor; starts the first job found. */
+  async #fetchOne(): Promise<'started' | 'idle' | 'error'> {
+    const { gate, logger } = this.#options;
+    const lanes = this.#options.lanes();
+    let outcome: 'idle' | 'error' = 'idle';
+    for (let i = 0; i < lanes.length && !this.#stopped; i++) {
+      const index = (this.#cursor + i) % lanes.length;
+      const lane = lanes[index];
+      if (lane === undefined || !gate.tryAcquire()) break;
+      const token = `${this.#options.tokenPrefix}:${randomUUID()}`;
+      let job: J | undefined;
+      try {
+        job = await lane.fetch(token);
+      } catch (error) {
+        gate.release();
+        logger.warn({ err: error, lane: lane.lane }, 'fetching a job failed');
+        outcome = 'error';
+        continue;
+      }
+      if (job === undefined) {
+        gate.release();
+        continue;
+      }
+      this.#cursor = (index + 1) % lanes.length;
+      this.#start(lane, job, token);
+      return 'started';
+    }
+    return outcome;
+  }
+
+  #start(lane: FetchableLane<J>, job: J, token: string): void {
+    const { gate, logger, onLoadChange, wake } = this.#options;
+    const running: Promise<void> = lane
+      .process(job, token)
+      .then(
+        () => undefined,
+        (error: unknown) =>
+          logger.error({ err: error, lane: lane.lane }, 'processing a job failed'),
+      )
+      .finally(() => {
+        this.#inFlight.delete(running);
+        gate.release();
+        onLoadChange?.();
+        wake();
+      });
+    this.#inFlight.add(running);
+    onLoadChange?.();
+  }
+}

@@ -1,0 +1,255 @@
+import { FlowfleetError } from '@flowfleet/errors';
+import type { PlatformFacts } from '@flowfleet/platform';
+import {
+  manifestSatisfies,
+  parseOrThrow,
+  rolloutJobSchema,
+  unmetWeights,
+  type JobProgress,
+  type Limits,
+  type RolloutJob,
+  type RolloutSummary,
+  type WeightRequirement,
+  type WorkerManifest,
+} from '@flowfleet/protocol';
+import {
+  runRollout,
+  type ModelInstance,
+  type RolloutRequest as RuntimeRequest,
+  type RolloutResult,
+  type StepObserver,
+} from '@flowfleet/runtime';
+import type { Logger } from 'pino';
+import {
+  isRetryableHttpFailure,
+  type ResultFile,
+  type ResultUploadOutcome,
+} from './coordinator-client.js';
+import { deterministicResultBytes, summarizeRollout } from './rollout-output.js';
+import { retryWithBackoff } from './retry.js';
+
+/** The job as the runner needs it (BullMQ's Job satisfies it). */
+export interface RunnableJob {
+  readonly id?: string | undefined;
+  readonly data: unknown;
+  updateProgress(progress: JobProgress): Promise<unknown>;
+}
+
+/** What the runner needs, each as a narrow interface. */
+export interface RolloutJobRunnerOptions {
+  readonly workerId: string;
+  readonly facts: PlatformFacts;
+  readonly limits: Limits;
+  readonly manifest: () => WorkerManifest;
+  readonly instance: (model: string) => ModelInstance;
+  readonly ensureWeights: (
+    component: string,
+    requirement: WeightRequirement,
+    signal: AbortSignal | undefined,
+  ) => Promise<void>;
+  readonly putResult: (
+    jobId: string,
+    file: ResultFile,
+    bytes: Uint8Array,
+    signal?: AbortSignal,
+  ) => Promise<ResultUploadOutcome>;
+  readonly uploadRetryMs: number;
+  readonly logger: Logger;
+}
+
+/** How often a job re-checks its weights after a sync before giving up (a sync raced it). */
+const MAX_WEIGHT_ROUNDS = 5;
+
+/**
+ * Runs one rollout job: validates the payload (Redis data is untrusted), checks this worker can
+ * serve it, syncs the weights it requires first, runs the rollout with per-step progress, stores
+ * `result.safetensors` and `summary.json` through the coordinator (idempotent), and returns the
+ * summary for BullMQ to keep as the job's return value.
+ */
+export class RolloutJobRunner {
+  readonly #options: RolloutJobRunnerOptions;
+  readonly #jobSchema: ReturnType<typeof rolloutJobSchema>;
+
+  constructor(options: RolloutJobRunnerOptions) {
+    this.#options = options;
+    this.#jobSchema = rolloutJobSchema(options.limits);
+  }
+
+  /**
+   * @throws FlowfleetError PROTO_INVALID_JOB, WORKER_JOB_UNSERVABLE, WORKER_WEIGHTS_UNAVAILABLE,
+   *   WORKER_RESULT_UPLOAD_FAILED, WORKER_RESULT_CONFLICT, RT_* from the runtime
+   */
+  async run(lane: string, job: RunnableJob, signal?: AbortSignal): Promise<RolloutSummary> {
+    const data = this.#validate(lane, job);
+    const logger = this.#options.logger.child({ jobId: data.id, lane });
+    const { request } = data;
+    const steps = request.sigmas === undefined ? request.steps : request.sigmas.length - 1;
+    const progress = new ProgressReporter(job, steps, logger);
+    progress.report(0);
+    const instance = this.#options.instance(request.model);
+    const result = await this.#runOnRequiredWeights(instance, data, progress, signal);
+    await progress.flush();
+    const summary = summarizeRollout(data.id, request, result, this.#options);
+    await this.#store(data.id, deterministicResultBytes(result), summary, logger, signal);
+    logger.info(
+      { weights: summary.weights, totalMs: Math.round(summary.timings.totalMs) },
+      'rollout completed',
+    );
+    return summary;
+  }
+
+  #validate(lane: string, job: RunnableJob): RolloutJob {
+    const data = parseOrThrow(this.#jobSchema, job.data, 'PROTO_INVALID_JOB', 'rollout job');
+    if (data.lane !== lane || (job.id !== undefined && data.id !== job.id)) {
+      throw new FlowfleetError(
+        'WORKER_JOB_UNSERVABLE',
+        `job ${String(job.id)} names lane ${data.lane} and id ${data.id} but sits in lane ${lane}`,
+        { details: { lane, payloadLane: data.lane, jobId: job.id ?? null, payloadId: data.id } },
+      );
+    }
+    const verdict = manifestSatisfies(this.#options.manifest(), data.requirements);
+    if (!verdict.ok) {
+      throw new FlowfleetError(
+        'WORKER_JOB_UNSERVABLE',
+        `worker ${this.#options.workerId} does not satisfy job ${data.id}: ${verdict.reasons.join('; ')}`,
+        { details: { workerId: this.#options.workerId, reasons: verdict.reasons } },
+      );
+    }
+    return data;
+  }
+
+  /**
+   * Syncs until the instance holds what the job requires, then starts the rollout in the same
+   * tick as the last check: `runRollout` pins the current versions synchronously, so a sync
+   * landing afterwards cannot change the weights this rollout uses.
+   */
+  async #runOnRequiredWeights(
+    instance: ModelInstance,
+    data: RolloutJob,
+    progress: ProgressReporter,
+    signal: AbortSignal | undefined,
+  ): Promise<RolloutResult> {
+    const required = data.request.weights;
+    for (let round = 0; ; round++) {
+      const held = Object.fromEntries(
+        instance.componentIds.map((id) => [id, instance.currentVersion(id)]),
+      );
+      const unmet = unmetWeights(held, required);
+      if (unmet.length === 0) {
+        const result = await runRollout(instance, this.#runtimeRequest(data, progress, signal));
+        const after = unmetWeights(result.weightsVersions, required);
+        if (after.length > 0) {
+          throw new FlowfleetError(
+            'WORKER_WEIGHTS_UNAVAILABLE',
+            'the rollout ran on other weights',
+            {
+              details: { unmet: after },
+            },
+          );
+        }
+        return result;
+      }
+      if (round >= MAX_WEIGHT_ROUNDS) {
+        throw new FlowfleetError(
+          'WORKER_WEIGHTS_UNAVAILABLE',
+          `job ${data.id}: weights still unmet after ${round} syncs`,
+          { details: { unmet } },
+        );
+      }
+      for (const { component, required: requirement } of unmet) {
+        await this.#options.ensureWeights(component, requirement, signal);
+      }
+    }
+  }
+
+  #runtimeRequest(
+    data: RolloutJob,
+    progress: ProgressReporter,
+    signal: AbortSignal | undefined,
+  ): RuntimeRequest {
+    const { request } = data;
+    const observer: StepObserver = {
+      name: 'job-progress',
+      onStep: (step) => {
+        if (step.kind === 'denoise') progress.report(step.index + 1);
+      },
+    };
+    return {
+      prompt: request.prompt,
+      seeds: request.seeds,
+      steps: request.steps,
+      shift: request.shift,
+      sampler: request.sampler,
+      noiseLevel: request.noiseLevel,
+      guidanceScale: request.guidanceScale,
+      shape: request.shape,
+      ...(request.sigmas === undefined ? {} : { sigmas: request.sigmas }),
+      observers: [observer],
+      ...(signal === undefined ? {} : { signal }),
+    };
+  }
+
+  async #store(
+    jobId: string,
+    resultBytes: Uint8Array,
+    summary: RolloutSummary,
+    logger: Logger,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const upload = (file: ResultFile, bytes: Uint8Array) =>
+      retryWithBackoff(() => this.#options.putResult(jobId, file, bytes, signal), {
+        deadlineMs: this.#options.uploadRetryMs,
+        initialDelayMs: 250,
+        maxDelayMs: 4_000,
+        isRetryable: isRetryableHttpFailure,
+        ...(signal === undefined ? {} : { signal }),
+        onRetry: (error, attempt, delayMs) =>
+          logger.warn({ err: error, file, attempt, delayMs }, 'result upload failed; retrying'),
+      });
+    const result = await upload('result.safetensors', resultBytes);
+    if (result === 'conflict') {
+      throw new FlowfleetError(
+        'WORKER_RESULT_CONFLICT',
+        `job ${jobId} already has a different result.safetensors (an earlier attempt ran on other weights or another backend)`,
+        { details: { jobId, weights: summary.weights, backend: summary.backend } },
+      );
+    }
+    const written = await upload('summary.json', new TextEncoder().encode(JSON.stringify(summary)));
+    // A summary differs per attempt (worker, timings): after an identical result, the first one
+    // stored stands.
+    if (written === 'conflict') logger.info('kept the summary an earlier attempt stored');
+    if (result === 'unchanged') logger.info('an earlier attempt had stored the same result');
+  }
+}
+
+/**
+ * Reports `{step, steps}` to BullMQ in order, without making the rollout wait for Redis; a failed
+ * update is logged (progress is advisory, the result is not).
+ */
+class ProgressReporter {
+  readonly #job: RunnableJob;
+  readonly #steps: number;
+  readonly #logger: Logger;
+  #chain: Promise<void> = Promise.resolve();
+
+  constructor(job: RunnableJob, steps: number, logger: Logger) {
+    this.#job = job;
+    this.#steps = steps;
+    this.#logger = logger;
+  }
+
+  report(step: number): void {
+    const progress: JobProgress = { step: Math.min(step, this.#steps), steps: this.#steps };
+    this.#chain = this.#chain.then(async () => {
+      try {
+        await this.#job.updateProgress(progress);
+      } catch (error) {
+        this.#logger.warn({ err: error, progress }, 'could not report progress');
+      }
+    });
+  }
+
+  flush(): Promise<void> {
+    return this.#chain;
+  }
+}

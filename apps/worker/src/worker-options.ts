@@ -1,0 +1,162 @@
+import { FlowfleetError } from '@flowfleet/errors';
+import type { ModelCard } from '@flowfleet/models';
+import type { PlatformFacts } from '@flowfleet/platform';
+import type { Logger } from 'pino';
+import type { ExtraKernel } from './extra-kernels.js';
+
+/** Which backend runs the forward passes: `auto` prefers ONNX Runtime and falls back to `cpu`. */
+export type BackendChoice = 'auto' | 'ort-cpu' | 'cpu';
+
+/**
+ * BullMQ lock and stall settings (README "Locks and stalls" says why these defaults). Locks are
+ * renewed every `lockDurationMs / 4` while a job runs; a worker that dies leaves its job locked
+ * for at most `lockDurationMs`, after which the next stalled check (every `stalledIntervalMs`, on
+ * every worker serving the lane) moves it back to waiting. A job that stalls more than
+ * `maxStalledCount` times is failed.
+ */
+export interface LockSettings {
+  readonly lockDurationMs: number;
+  readonly stalledIntervalMs: number;
+  readonly maxStalledCount: number;
+}
+
+/** Production lock settings for minutes-long rollouts. */
+export const DEFAULT_LOCK_SETTINGS: LockSettings = Object.freeze({
+  lockDurationMs: 30_000,
+  stalledIntervalMs: 15_000,
+  maxStalledCount: 3,
+});
+
+/** Default bounds and intervals (ms). */
+export const DEFAULT_TIMINGS = Object.freeze({
+  /** Active jobs get this long to finish on close before they are handed back to the queue. */
+  drainTimeoutMs: 25_000,
+  /** Fallback re-read of the lanes hash and the sync stream (pub/sub is the fast path). */
+  rescanIntervalMs: 30_000,
+  /** Longest idle wait between fetch attempts when no queue event wakes the worker. */
+  pollIntervalMs: 1_000,
+  /** How long a result upload is retried (coordinator restarting) before the attempt fails. */
+  uploadRetryMs: 60_000,
+  /** How long a job waits for the weight sync it needs before the attempt fails. */
+  weightsWaitMs: 120_000,
+});
+
+/** How to build a worker. Only `redisUrl`, `coordinatorUrl` and `workerId` are required. */
+export interface WorkerOptions {
+  readonly redisUrl: string;
+  /** Base URL of the coordinator (result uploads, weight blobs). */
+  readonly coordinatorUrl: string;
+  /** Bearer token with the `worker` role; omit when the coordinator runs without auth. */
+  readonly workerToken?: string;
+  readonly workerId: string;
+  /** Redis key prefix (default `ff`), shared with the coordinator. */
+  readonly prefix?: string;
+  /** The process-wide limit on concurrent rollouts across all lanes (default 1). */
+  readonly concurrency?: number;
+  /** Heartbeat TTL (default 15 s); refreshed every third of it. */
+  readonly heartbeatTtlMs?: number;
+  /** Default `auto`. */
+  readonly backend?: BackendChoice;
+  /** ONNX Runtime pool threads (default: `concurrency`). */
+  readonly ortThreads?: number;
+  /** ONNX Runtime intra-op threads per session (default 1). */
+  readonly ortIntraOpThreads?: number;
+  /** Test-only: extra kernel cells that make two workers differ in capability. */
+  readonly extraKernels?: readonly ExtraKernel[];
+  /** Test-only: platform facts instead of detection (for several workers in one process). */
+  readonly platformFacts?: PlatformFacts;
+  /** Model cards to load (default `['wan21-mini']`). */
+  readonly models?: readonly string[];
+  /**
+   * Cards `models` may name besides the shipped ones (an id here wins), e.g. a benchmark's
+   * no-op card. Default none.
+   */
+  readonly cards?: readonly ModelCard[];
+  readonly locks?: Partial<LockSettings>;
+  readonly drainTimeoutMs?: number;
+  readonly rescanIntervalMs?: number;
+  readonly pollIntervalMs?: number;
+  readonly uploadRetryMs?: number;
+  readonly weightsWaitMs?: number;
+  /**
+   * Close the process-wide compute pools (ONNX Runtime, TS reference) on `close()` (default
+   * true). Tests that close one of several workers in a process while the others run turn it off.
+   */
+  readonly closeSharedPools?: boolean;
+  /** Default: silent. */
+  readonly logger?: Logger;
+}
+
+/** WorkerOptions with every default applied. */
+export interface ResolvedWorkerOptions extends Required<
+  Omit<WorkerOptions, 'workerToken' | 'platformFacts' | 'logger' | 'locks' | 'ortThreads'>
+> {
+  readonly workerToken: string | undefined;
+  readonly platformFacts: PlatformFacts | undefined;
+  readonly locks: LockSettings;
+  readonly ortThreads: number;
+}
+
+function positive(name: string, value: number, min = 1): number {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new FlowfleetError('WORKER_INVALID_OPTION', `${name} must be an integer ≥ ${min}`, {
+      details: { option: name, value },
+    });
+  }
+  return value;
+}
+
+/**
+ * Fills in defaults and checks the options.
+ * @throws FlowfleetError WORKER_INVALID_OPTION
+ */
+export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+  const concurrency = positive('concurrency', options.concurrency ?? 1);
+  const locks: LockSettings = { ...DEFAULT_LOCK_SETTINGS, ...options.locks };
+  positive('locks.lockDurationMs', locks.lockDurationMs, 100);
+  positive('locks.stalledIntervalMs', locks.stalledIntervalMs, 100);
+  positive('locks.maxStalledCount', locks.maxStalledCount, 1);
+  return {
+    redisUrl: options.redisUrl,
+    coordinatorUrl: options.coordinatorUrl.replace(/\/+$/, ''),
+    workerToken: options.workerToken,
+    workerId: options.workerId,
+    prefix: options.prefix ?? 'ff',
+    concurrency,
+    heartbeatTtlMs: positive('heartbeatTtlMs', options.heartbeatTtlMs ?? 15_000, 300),
+    backend: options.backend ?? 'auto',
+    ortThreads: positive('ortThreads', options.ortThreads ?? concurrency),
+    ortIntraOpThreads: positive('ortIntraOpThreads', options.ortIntraOpThreads ?? 1),
+    extraKernels: options.extraKernels ?? [],
+    platformFacts: options.platformFacts,
+    models: options.models ?? ['wan21-mini'],
+    cards: options.cards ?? [],
+    locks,
+    drainTimeoutMs: positive(
+      'drainTimeoutMs',
+      options.drainTimeoutMs ?? DEFAULT_TIMINGS.drainTimeoutMs,
+      0,
+    ),
+    rescanIntervalMs: positive(
+      'rescanIntervalMs',
+      options.rescanIntervalMs ?? DEFAULT_TIMINGS.rescanIntervalMs,
+      10,
+    ),
+    pollIntervalMs: positive(
+      'pollIntervalMs',
+      options.pollIntervalMs ?? DEFAULT_TIMINGS.pollIntervalMs,
+      10,
+    ),
+    uploadRetryMs: positive(
+      'uploadRetryMs',
+      options.uploadRetryMs ?? DEFAULT_TIMINGS.uploadRetryMs,
+      0,
+    ),
+    weightsWaitMs: positive(
+      'weightsWaitMs',
+      options.weightsWaitMs ?? DEFAULT_TIMINGS.weightsWaitMs,
+      0,
+    ),
+    closeSharedPools: options.closeSharedPools ?? true,
+  };
+}

@@ -1,0 +1,102 @@
+import type { WorkerHeartbeat, WorkerManifest } from '@flowfleet/protocol';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { WorkerKeys } from './keys.js';
+
+/** What the registration reads each time it writes. */
+export interface RegistrationOptions {
+  readonly redis: Redis;
+  readonly keys: WorkerKeys;
+  readonly workerId: string;
+  readonly heartbeatTtlMs: number;
+  /** The current manifest (rebuilt when weights change). */
+  readonly manifest: () => WorkerManifest;
+  /** How busy the worker is now and which lanes it serves. */
+  readonly load: () => Pick<WorkerHeartbeat, 'activeJobs' | 'lanes'>;
+  readonly logger: Logger;
+}
+
+/**
+ * The worker's presence in Redis: its manifest (a plain key, kept after it stops so the
+ * coordinator can show it dead), its id in the workers set, and a heartbeat key with a TTL,
+ * refreshed every third of the TTL with the current load. The heartbeat is deleted on close so
+ * the fleet sees the worker gone at once.
+ */
+export class WorkerRegistration {
+  readonly #options: RegistrationOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  #manifestWrite: Promise<void> = Promise.resolve();
+
+  constructor(options: RegistrationOptions) {
+    this.#options = options;
+  }
+
+  /** Writes manifest, set membership and the first heartbeat (in one MULTI), then beats. */
+  async start(): Promise<void> {
+    const { redis, keys, workerId, heartbeatTtlMs } = this.#options;
+    await redis
+      .multi()
+      .set(keys.worker(workerId), JSON.stringify(this.#options.manifest()))
+      .sadd(keys.workers, workerId)
+      .set(keys.heartbeat(workerId), JSON.stringify(this.#heartbeat()), 'PX', heartbeatTtlMs)
+      .exec();
+    this.#schedule();
+  }
+
+  /** Rewrites the manifest (after a weight sync); writes are serialised, failures logged. */
+  refreshManifest(): Promise<void> {
+    const { redis, keys, workerId, logger } = this.#options;
+    this.#manifestWrite = this.#manifestWrite.then(async () => {
+      if (this.#closed) return;
+      try {
+        await redis.set(keys.worker(workerId), JSON.stringify(this.#options.manifest()));
+      } catch (error) {
+        logger.warn({ err: error }, 'could not rewrite the manifest');
+      }
+    });
+    return this.#manifestWrite;
+  }
+
+  /** Refreshes the heartbeat now (also called on every load change worth showing quickly). */
+  async beat(): Promise<void> {
+    if (this.#closed) return;
+    const { redis, keys, workerId, heartbeatTtlMs, logger } = this.#options;
+    try {
+      await redis.set(
+        keys.heartbeat(workerId),
+        JSON.stringify(this.#heartbeat()),
+        'PX',
+        heartbeatTtlMs,
+      );
+    } catch (error) {
+      logger.warn({ err: error }, 'heartbeat failed');
+    }
+  }
+
+  /** Stops beating and deletes the heartbeat key. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    await this.#manifestWrite;
+    const { redis, keys, workerId } = this.#options;
+    await redis.del(keys.heartbeat(workerId));
+  }
+
+  #heartbeat(): WorkerHeartbeat {
+    return {
+      workerId: this.#options.workerId,
+      at: new Date().toISOString(),
+      ...this.#options.load(),
+    };
+  }
+
+  #schedule(): void {
+    if (this.#closed) return;
+    this.#timer = setTimeout(
+      () => void this.beat().finally(() => this.#schedule()),
+      Math.max(100, Math.floor(this.#options.heartbeatTtlMs / 3)),
+    );
+  }
+}

@@ -1,0 +1,87 @@
+// Writes lanes and jobs the way the coordinator does, for lanes the coordinator's API cannot
+// create (requirements with a model-level op) and for announcements the worker must have missed.
+import { randomUUID } from 'node:crypto';
+import { coordinatorKeys } from '@flowfleet/coordinator';
+import {
+  laneForRequirements,
+  requirementsFor,
+  rolloutRequestSchema,
+  type LaneSpec,
+  type Requirements,
+} from '@flowfleet/protocol';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+/** Requirements of a request body, plus extra ops (a card's model-level ops). */
+export function requirementsOf(
+  body: Record<string, unknown>,
+  extraOps: string[] = [],
+): Requirements {
+  return requirementsFor(rolloutRequestSchema().parse(body), { ops: extraOps });
+}
+
+/** Records a lane in the lanes hash; announces it on the lane channel unless `announce` is false. */
+export async function recordLane(
+  redis: Redis,
+  prefix: string,
+  requirements: Requirements,
+  announce: boolean,
+): Promise<string> {
+  const keys = coordinatorKeys(prefix);
+  const lane = laneForRequirements(requirements);
+  const spec: LaneSpec = { lane, requirements, createdAt: new Date().toISOString() };
+  await redis.hset(keys.lanes, lane, JSON.stringify(spec));
+  if (announce) await redis.publish(keys.laneChannel, JSON.stringify(spec));
+  return lane;
+}
+
+/**
+ * Adds a rollout job straight to a lane's BullMQ queue with the coordinator's options, plus the
+ * job → lane record the coordinator's result routes look up. `data` overrides the payload (to
+ * test untrusted data).
+ */
+export async function addJob(
+  redis: Redis,
+  prefix: string,
+  body: Record<string, unknown>,
+  requirements: Requirements,
+  data?: unknown,
+): Promise<{ id: string; lane: string }> {
+  const keys = coordinatorKeys(prefix);
+  const lane = laneForRequirements(requirements);
+  const id = randomUUID();
+  const payload = data ?? {
+    id,
+    lane,
+    request: rolloutRequestSchema().parse(body),
+    requirements,
+    enqueuedAt: new Date().toISOString(),
+  };
+  await redis.set(keys.job(id), lane, 'EX', 3600);
+  const queue = new Queue(lane, { connection: redis, prefix: keys.bullPrefix });
+  try {
+    await queue.add('rollout', payload, {
+      jobId: id,
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 200 },
+    });
+  } finally {
+    await queue.close();
+  }
+  return { id, lane };
+}
+
+/** Reads a lane's BullMQ event stream (oldest first) as `{event, ...fields}` records. */
+export async function laneEvents(
+  redis: Redis,
+  prefix: string,
+  lane: string,
+): Promise<Record<string, string>[]> {
+  const key = `${coordinatorKeys(prefix).bullPrefix}:${lane}:events`;
+  const entries = await redis.xrange(key, '-', '+');
+  return entries.map(([, fields]) => {
+    const record: Record<string, string> = {};
+    for (let i = 0; i + 1 < fields.length; i += 2) record[fields[i] ?? ''] = fields[i + 1] ?? '';
+    return record;
+  });
+}

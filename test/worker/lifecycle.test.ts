@@ -1,0 +1,62 @@
+// Worker lifecycle edges that need no fleet: an unreachable Redis, and close() racing start().
+import { isFlowfleetError } from '@flowfleet/errors';
+import { createWorker } from '@flowfleet/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startRedisServer, type RedisServer } from '../harness/redis-server.js';
+
+let server: RedisServer;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('worker lifecycle', () => {
+  it('fails start-up with a coded error when Redis is unreachable, and closes cleanly', async () => {
+    const worker = createWorker({
+      redisUrl: `redis://127.0.0.1:${await freePort()}`,
+      coordinatorUrl: 'http://127.0.0.1:9',
+      workerId: 'unreachable',
+      backend: 'cpu',
+    });
+    let error: unknown;
+    try {
+      await worker.start();
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isFlowfleetError(error, 'WORKER_REDIS_UNAVAILABLE')).toBe(true);
+    await worker.close();
+    await worker.close(); // idempotent
+    await expect(worker.start()).rejects.toThrow(/runs once/);
+  });
+
+  it('stops a start-up that close() overtakes, leaving no registration behind', async () => {
+    const prefix = `t-lifecycle-${process.pid}`;
+    const worker = createWorker({
+      redisUrl: server.url,
+      coordinatorUrl: 'http://127.0.0.1:9',
+      workerId: 'overtaken',
+      prefix,
+      backend: 'cpu',
+    });
+    const starting = worker.start();
+    const closing = worker.close();
+    await expect(starting).rejects.toThrow(/closed during start-up/);
+    await closing;
+    // It stopped before building models, let alone registering.
+    expect(() => worker.modelInstance()).toThrow(/not started/);
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(server.url);
+    try {
+      expect(await redis.keys(`{${prefix}}:heartbeat:*`)).toEqual([]);
+      const leftovers = await redis.keys(`{${prefix}}*`);
+      if (leftovers.length > 0) await redis.del(...leftovers);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
