@@ -142,7 +142,10 @@ export class ModelHost {
     version: number,
     sha256: string,
     tensors: ReadonlyMap<string, TensorData>,
-  ): Promise<void> {
+  ): Promise<number> {
+    // Returns how many captured graphs the swap evicted at once (graphs of a version still pinned
+    // by a running rollout go when that rollout ends, and are not counted here).
+    let evicted = 0;
     const owners = [...this.#instances.values()].filter((i) => i.componentIds.includes(component));
     if (owners.length === 0) this.shapes(component);
     for (const instance of owners) {
@@ -151,8 +154,11 @@ export class ModelHost {
         id: `${this.#weightIdPrefix}/${instance.card.id}/${component}@${version}#${sha256.slice(0, 16)}`,
         tensors,
       };
+      const before = instance.capturer.stats().evictions;
       await instance.setWeightsVersion(component, version, weights);
+      evicted += instance.capturer.stats().evictions - before;
     }
+    return evicted;
   }
 
   /** Closes every instance (graphs, sessions, cached weights); idempotent, every one runs. */

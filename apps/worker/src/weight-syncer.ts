@@ -28,7 +28,7 @@ export interface WeightTarget {
     version: number,
     sha256: string,
     tensors: ReadonlyMap<string, TensorData>,
-  ): Promise<void>;
+  ): Promise<number | void>;
 }
 
 /** Where blobs come from (the coordinator's `GET /v1/blobs/:sha256`). */
@@ -264,8 +264,10 @@ export class WeightSyncer {
       await this.#ack(sync, 'refused', error.message);
       return 'refused';
     }
+    let evictedGraphs = 0;
     try {
-      await target.setWeightsVersion(component, version, sync.sha256, tensors);
+      evictedGraphs =
+        (await target.setWeightsVersion(component, version, sync.sha256, tensors)) ?? 0;
     } catch (error) {
       logger.error({ err: error }, 'could not stage a verified weights version');
       await this.#ack(sync, 'failed', (error as Error).message);
@@ -273,7 +275,7 @@ export class WeightSyncer {
     }
     await this.#ack(sync, 'ok');
     this.#options.onWeightsChanged();
-    logger.info({ previous: held }, 'staged a new weights version');
+    logger.info({ previous: held, evictedGraphs }, 'staged a new weights version');
     return 'ok';
   }
 
