@@ -264,7 +264,7 @@ export class WeightSyncer {
       await this.#ack(sync, 'refused', error.message);
       return 'refused';
     }
-    let evictedGraphs = 0;
+    let evictedGraphs: number;
     try {
       evictedGraphs =
         (await target.setWeightsVersion(component, version, sync.sha256, tensors)) ?? 0;
