@@ -4,14 +4,10 @@ import { link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { FlowfleetError } from '@flowfleet/errors';
+import type { ResultFile } from '@flowfleet/protocol';
 
 /** Bytes to store: a request stream, or chunks already in memory. */
 export type ByteSource = AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
-
-/** The files a worker may store for a job (DESIGN.md §5: tensors + a JSON summary). */
-export const RESULT_FILES = ['result.safetensors', 'summary.json'] as const;
-/** One of RESULT_FILES. */
-export type ResultFile = (typeof RESULT_FILES)[number];
 
 /** A stored object's identity. */
 export interface StoredObject {

@@ -9,12 +9,11 @@ export type { CoordinatorKeys } from './keys.js';
 export { coordinatorEnvSchema, limitsFromEnv, parseCoordinatorEnv, tokensFromEnv } from './env.js';
 export type { CoordinatorEnv } from './env.js';
 export { assertNoEviction, readEvictionPolicy } from './eviction-policy.js';
-export { FsBlobStore, RESULT_FILES } from './blob-store.js';
+export { FsBlobStore } from './blob-store.js';
 export type {
   BlobStore,
   ByteSource,
   OpenedObject,
-  ResultFile,
   ResultWrite,
   StoredObject,
 } from './blob-store.js';
@@ -31,15 +30,19 @@ export {
   RolloutListSchema,
 } from './dashboard/rollout-list.js';
 export type { RolloutListItem } from './dashboard/rollout-list.js';
+export { SyncBodySchema } from './api-schemas.js';
+// The response schemas live in @flowfleet/protocol (shared with the client); re-exported here so
+// existing imports from the coordinator keep working. RESULT_FILES/ResultFile likewise.
 export {
   EnqueuedRolloutSchema,
   FleetSchema,
   HealthSchema,
   LanesSchema,
   MatrixSchema,
+  RESULT_FILES,
   ResultWriteSchema,
   StoredBlobSchema,
   SyncAcceptedSchema,
-  SyncBodySchema,
   WeightReportSchema,
-} from './api-schemas.js';
+} from '@flowfleet/protocol';
+export type { ResultFile } from '@flowfleet/protocol';

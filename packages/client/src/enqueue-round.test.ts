@@ -1,8 +1,7 @@
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
-import type { RolloutRequestInput } from '@flowfleet/protocol';
+import type { EnqueuedRollout, RolloutRequestInput } from '@flowfleet/protocol';
 import { describe, expect, it } from 'vitest';
 import { ROUND_CONCURRENCY, enqueueRound, type RolloutEnqueuer } from './enqueue-round.js';
-import type { EnqueuedRollout } from './response-schemas.js';
 
 const LANE = 'lane-0123456789abcdef';
 

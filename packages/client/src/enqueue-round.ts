@@ -1,7 +1,6 @@
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
-import type { RolloutRequestInput } from '@flowfleet/protocol';
+import type { EnqueuedRollout, RolloutRequestInput } from '@flowfleet/protocol';
 import type { CallOptions } from './http-transport.js';
-import type { EnqueuedRollout } from './response-schemas.js';
 
 /** One group of a rollout round: a prompt and its seeds. */
 export interface RoundGroup {

@@ -1,17 +1,9 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import { JobStatusSchema, type JobStatus, type RolloutRequestInput } from '@flowfleet/protocol';
-import type { z } from 'zod';
-import {
-  checkPositive,
-  resolveClientOptions,
-  type FlowfleetClientOptions,
-} from './client-options.js';
-import { enqueueRound, type RoundCommon, type RoundGroup } from './enqueue-round.js';
-import { HttpTransport, type CallOptions } from './http-transport.js';
 import {
   EnqueuedRolloutSchema,
   FleetSchema,
   HealthSchema,
+  JobStatusSchema,
   LanesSchema,
   MatrixSchema,
   OpenApiDocumentSchema,
@@ -22,15 +14,25 @@ import {
   type EnqueuedRollout,
   type Fleet,
   type Health,
+  type JobStatus,
   type Lanes,
   type Matrix,
   type OpenApiDocument,
   type ResultFile,
   type ResultWrite,
+  type RolloutRequestInput,
   type StoredBlob,
   type SyncAccepted,
   type WeightReport,
-} from './response-schemas.js';
+} from '@flowfleet/protocol';
+import type { z } from 'zod';
+import {
+  checkPositive,
+  resolveClientOptions,
+  type FlowfleetClientOptions,
+} from './client-options.js';
+import { enqueueRound, type RoundCommon, type RoundGroup } from './enqueue-round.js';
+import { HttpTransport, type CallOptions } from './http-transport.js';
 import { readRolloutFile, type RolloutFile } from './rollout-file.js';
 import { sha256Hex } from './sha256-hex.js';
 import { waitForJob, type WaitForOptions } from './wait-for-job.js';

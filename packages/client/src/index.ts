@@ -48,7 +48,7 @@ export {
   StoredBlobSchema,
   SyncAcceptedSchema,
   WeightReportSchema,
-} from './response-schemas.js';
+} from '@flowfleet/protocol';
 export type {
   EnqueuedRollout,
   Fleet,
@@ -64,4 +64,4 @@ export type {
   SyncAccepted,
   WeightReport,
   WeightVersionReport,
-} from './response-schemas.js';
+} from '@flowfleet/protocol';

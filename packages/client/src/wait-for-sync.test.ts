@@ -1,7 +1,6 @@
 import { isFlowfleetError, type FlowfleetError } from '@flowfleet/errors';
-import type { SyncStatus } from '@flowfleet/protocol';
+import type { Fleet, SyncStatus, WeightReport } from '@flowfleet/protocol';
 import { describe, expect, it } from 'vitest';
-import type { Fleet, WeightReport } from './response-schemas.js';
 import { waitForSync, type SyncProgress, type SyncStateSource } from './wait-for-sync.js';
 
 const SHA = 'a'.repeat(64);

@@ -1,9 +1,8 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import type { SyncStatus } from '@flowfleet/protocol';
+import type { Fleet, SyncStatus, WeightReport, WeightVersionReport } from '@flowfleet/protocol';
 import { abortableSleep } from './abortable-sleep.js';
 import { checkPositive } from './client-options.js';
 import type { CallOptions } from './http-transport.js';
-import type { Fleet, WeightReport, WeightVersionReport } from './response-schemas.js';
 
 /** Whom to wait for: at least `minWorkers` live workers, or every live worker (at least one). */
 export type SyncTarget = { readonly minWorkers: number } | { readonly all: true };

@@ -92,3 +92,33 @@ export type { ValidationDetails, ValidationIssue } from './parse-or-throw.js';
 export { toJsonSchema } from './json-schema.js';
 export type { JsonSchemaOptions } from './json-schema.js';
 export { PROTOCOL_SCHEMAS } from './schemas.js';
+export {
+  EnqueuedRolloutSchema,
+  FleetSchema,
+  HealthSchema,
+  LaneCapacitySchema,
+  LanesSchema,
+  MatrixSchema,
+  OpenApiDocumentSchema,
+  RESULT_FILES,
+  ResultWriteSchema,
+  StoredBlobSchema,
+  SyncAcceptedSchema,
+  WeightReportSchema,
+} from './api-schemas.js';
+export type {
+  EnqueuedRollout,
+  Fleet,
+  FleetWorker,
+  Health,
+  LaneCapacity,
+  Lanes,
+  Matrix,
+  OpenApiDocument,
+  ResultFile,
+  ResultWrite,
+  StoredBlob,
+  SyncAccepted,
+  WeightReport,
+  WeightVersionReport,
+} from './api-schemas.js';

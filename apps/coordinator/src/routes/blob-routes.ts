@@ -1,7 +1,7 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import { parseOrThrow } from '@flowfleet/protocol';
+import { StoredBlobSchema, parseOrThrow } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
-import { BlobParamsSchema, StoredBlobSchema } from '../api-schemas.js';
+import { BlobParamsSchema } from '../api-schemas.js';
 import type { CoordinatorServices } from '../services.js';
 import { rawBodyStream, registerOctetStream } from './raw-body.js';
 

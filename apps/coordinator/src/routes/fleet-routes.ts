@@ -1,5 +1,5 @@
+import { FleetSchema, LanesSchema, MatrixSchema } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
-import { FleetSchema, LanesSchema, MatrixSchema } from '../api-schemas.js';
 import { capabilityMatrix, laneCapacities, summarizeWorkers } from '../fleet-views.js';
 import type { LaneCounts } from '../lane-queues.js';
 import type { CoordinatorServices } from '../services.js';

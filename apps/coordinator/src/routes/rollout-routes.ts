@@ -1,12 +1,13 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import { JobStatusSchema, parseOrThrow, rolloutRequestSchema } from '@flowfleet/protocol';
-import type { FastifyInstance } from 'fastify';
 import {
   EnqueuedRolloutSchema,
-  JobIdParamsSchema,
-  ResultParamsSchema,
+  JobStatusSchema,
   ResultWriteSchema,
-} from '../api-schemas.js';
+  parseOrThrow,
+  rolloutRequestSchema,
+} from '@flowfleet/protocol';
+import type { FastifyInstance } from 'fastify';
+import { JobIdParamsSchema, ResultParamsSchema } from '../api-schemas.js';
 import type { CoordinatorServices } from '../services.js';
 import { collectBody, rawBodyStream, registerOctetStream } from './raw-body.js';
 

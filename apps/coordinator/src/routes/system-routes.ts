@@ -1,7 +1,7 @@
 import { FlowfleetError } from '@flowfleet/errors';
+import { HealthSchema } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { HealthSchema } from '../api-schemas.js';
 import type { MetricsSnapshot } from '../metrics.js';
 import { buildOpenApi } from '../openapi.js';
 import type { CoordinatorServices } from '../services.js';

@@ -1,13 +1,13 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import { parseOrThrow, weightSyncSchema, type WeightSync } from '@flowfleet/protocol';
-import type { FastifyInstance } from 'fastify';
 import {
-  ComponentParamsSchema,
   SyncAcceptedSchema,
-  SyncBodySchema,
-  WeightReportQuerySchema,
   WeightReportSchema,
-} from '../api-schemas.js';
+  parseOrThrow,
+  weightSyncSchema,
+  type WeightSync,
+} from '@flowfleet/protocol';
+import type { FastifyInstance } from 'fastify';
+import { ComponentParamsSchema, SyncBodySchema, WeightReportQuerySchema } from '../api-schemas.js';
 import type { CoordinatorServices } from '../services.js';
 
 /** Weight sync (trainer → fleet) and the per-version report (which workers have it). */

@@ -1,18 +1,13 @@
-import {
-  ComponentIdSchema,
-  IdSchema,
-  PlatformFactsSchema,
-  RequirementsSchema,
-  Sha256Schema,
-  SyncStatusSchema,
-  TimestampSchema,
-} from '@flowfleet/protocol';
 import { z } from 'zod';
+import { ComponentIdSchema, IdSchema, Sha256Schema, TimestampSchema } from './atoms.js';
+import { RequirementsSchema } from './requirements.js';
+import { SyncStatusSchema } from './weight-sync.js';
+import { PlatformFactsSchema } from './worker-manifest.js';
 
-// The coordinator's response bodies as the client validates them. They mirror the coordinator's
-// own api-schemas (the client may not import the app); test/client checks that both produce the
-// same JSON Schema, so a change on either side fails a test instead of drifting. Objects are
-// `z.object` (unknown keys dropped), so a newer coordinator that adds a field still parses.
+// The coordinator's HTTP response bodies: the coordinator validates its answers against them (and
+// generates its OpenAPI document from them), the client validates what it receives. One
+// definition, so the two cannot drift. Objects are `z.object` (unknown keys dropped), so a client
+// that reads a newer coordinator which adds a field still parses.
 
 const LaneNameSchema = z.string().regex(/^lane-[0-9a-f]{16}$/);
 const Count = z.int().min(0);
