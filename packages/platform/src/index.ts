@@ -49,6 +49,13 @@ export {
 export type { FloatArray, ParityTolerance, WithinResult } from './parity.js';
 export { moduleWorkerUrl, spawnModuleWorker } from './worker-threads/spawn-module-worker.js';
 export type { ModuleWorkerOptions } from './worker-threads/spawn-module-worker.js';
+export { WorkerSlot } from './worker-threads/worker-slot.js';
+export type {
+  WorkerSlotExit,
+  WorkerSlotMessage,
+  WorkerSlotOptions,
+  WorkerSlotRequest,
+} from './worker-threads/worker-slot.js';
 export { COMPONENT_KINDS, DEVICES, isDevice, SOLVER_OPS } from './platform-types.js';
 export type {
   ComponentKind,
