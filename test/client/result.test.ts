@@ -1,7 +1,7 @@
 import type { FlowfleetClient } from '@flowfleet/client';
 import { writeRolloutResult, type RolloutResult } from '@flowfleet/runtime';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestCoordinator, type TestCoordinator } from '../coordinator/fixture.js';
+import { startTestCoordinator, summaryFor, type TestCoordinator } from '../coordinator/fixture.js';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 import { clientFor, rejection } from './client-helpers.js';
 
@@ -78,14 +78,20 @@ async function storedResult(bytes: Uint8Array): Promise<string> {
     steps: T,
     waitForCapacity: true,
   });
-  const write = await worker.uploadResult(id, 'result.safetensors', bytes);
-  expect(write).toMatchObject({ id, file: 'result.safetensors', status: 'created' });
+  const write = await worker.uploadResults(id, summaryFiles(id, bytes));
+  expect(write).toMatchObject({ id, status: 'created', summary: 'created' });
   expect(write.sizeBytes).toBe(bytes.byteLength);
   return id;
 }
 
+/** What a worker uploads for job `id`: its summary and `result`. */
+function summaryFiles(id: string, result: Uint8Array) {
+  const summary = new TextEncoder().encode(JSON.stringify(summaryFor(id, [7, 2 ** 41 + 3], T)));
+  return { summary, result };
+}
+
 describe('getResult', () => {
-  it("reads the runtime's rollout file, uploaded through PUT /v1/results, into typed arrays", async () => {
+  it("reads the runtime's rollout file, uploaded through PUT /v1/results/:id, into typed arrays", async () => {
     const result = rolloutResult();
     const bytes = writeRolloutResult(result);
     const id = await storedResult(bytes);
@@ -137,9 +143,10 @@ describe('getResult', () => {
   it('answers a second upload of the same bytes unchanged and of other bytes API_RESULT_CONFLICT', async () => {
     const bytes = writeRolloutResult(rolloutResult());
     const id = await storedResult(bytes);
-    expect((await worker.uploadResult(id, 'result.safetensors', bytes)).status).toBe('unchanged');
+    const again = await worker.uploadResults(id, summaryFiles(id, bytes));
+    expect(again).toMatchObject({ status: 'unchanged', summary: 'kept' });
     const other = writeRolloutResult({ ...rolloutResult(), prompt: 'another prompt' });
-    const error = await rejection(worker.uploadResult(id, 'result.safetensors', other));
+    const error = await rejection(worker.uploadResults(id, summaryFiles(id, other)));
     expect(error.code).toBe('API_RESULT_CONFLICT');
   });
 });

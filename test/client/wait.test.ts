@@ -1,11 +1,5 @@
 import type { FlowfleetClient } from '@flowfleet/client';
-import {
-  RolloutJobSchema,
-  fleetKeys,
-  type JobStatus,
-  type RolloutSummary,
-  type SyncAck,
-} from '@flowfleet/protocol';
+import { RolloutJobSchema, fleetKeys, type JobStatus, type SyncAck } from '@flowfleet/protocol';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +7,7 @@ import {
   fakeManifest,
   registerFakeWorker,
   startTestCoordinator,
+  summaryFor,
   waitFor,
   type TestCoordinator,
 } from '../coordinator/fixture.js';
@@ -38,30 +33,6 @@ afterEach(async () => {
 });
 
 const REQUEST = { model: 'wan21-mini', prompt: 'a red fox in snow', seeds: [1, 2] };
-
-function summaryFor(id: string, seeds: number[], steps: number): RolloutSummary {
-  const sigmas = Array.from({ length: steps + 1 }, (_, i) => 1 - i / steps);
-  return {
-    id,
-    model: 'wan21-mini',
-    prompt: REQUEST.prompt,
-    seeds,
-    steps,
-    sampler: 'sde',
-    guidanceScale: 4.5,
-    noiseLevel: 0.7,
-    shift: 3,
-    shape: { frames: 4, height: 16, width: 16 },
-    sigmas,
-    timesteps: sigmas.map((s) => 1000 * s),
-    logProbs: seeds.map(() => Array.from({ length: steps }, () => -1.5)),
-    weights: { dit: 0 },
-    worker: 'w-standin',
-    platform: { device: 'cpu', arch: 'x86-64-v3', features: [] },
-    backend: 'cpu',
-    timings: { totalMs: 5, perStepMs: Array.from({ length: steps }, () => 1) },
-  };
-}
 
 /** A BullMQ worker on `lane` standing in for the worker app. */
 function standInWorker(lane: string, process: ConstructorParameters<typeof Worker>[1]) {
@@ -94,13 +65,12 @@ describe('waitFor', () => {
         await job.updateProgress({ step, steps });
         await waitFor(async () => seenSteps.has(step), `the client to see step ${step}`);
       }
-      const summary = summaryFor(data.id, data.request.seeds, steps);
+      const summary = summaryFor(data.id, data.request.seeds, steps, 'w-standin');
       const workerClient = clientFor(fixture, 'worker');
-      await workerClient.uploadResult(
-        data.id,
-        'summary.json',
-        new TextEncoder().encode(JSON.stringify(summary)),
-      );
+      await workerClient.uploadResults(data.id, {
+        summary: new TextEncoder().encode(JSON.stringify(summary)),
+        result: new TextEncoder().encode('stand-in tensors'),
+      });
       return summary;
     });
     try {

@@ -19,7 +19,6 @@ afterAll(async () => {
 function concreteUrl(pattern: string): string {
   return pattern
     .replace(':id', '00000000-0000-4000-8000-000000000000')
-    .replace(':file', 'summary.json')
     .replace(':sha256', 'a'.repeat(64))
     .replace(':component', 'dit');
 }
@@ -31,7 +30,7 @@ describe('auth matrix (enumerated from the server route table)', () => {
       'POST /v1/rollouts',
       'POST /v1/weights/:component/sync',
       'PUT /v1/blobs',
-      'PUT /v1/results/:id/:file',
+      'PUT /v1/results/:id',
     ]);
     for (const route of fixture.coordinator.routes) {
       if (route.mutating) expect(route.roles).not.toContain('viewer');
@@ -101,7 +100,7 @@ describe('auth matrix (enumerated from the server route table)', () => {
   it('only the worker role may upload results; the trainer gets 403', async () => {
     const response = await fixture.coordinator.app.inject({
       method: 'PUT',
-      url: concreteUrl('/v1/results/:id/:file'),
+      url: concreteUrl('/v1/results/:id'),
       headers: { ...fixture.auth('trainer'), 'content-type': 'application/octet-stream' },
       payload: Buffer.from('{}'),
     });

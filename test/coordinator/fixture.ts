@@ -7,9 +7,11 @@ import { join } from 'node:path';
 import { createCoordinator, type Coordinator } from '@flowfleet/coordinator';
 import {
   DEFAULT_LIMITS,
+  SUMMARY_BYTES_HEADER,
   fleetKeys,
   type Limits,
   type ManifestRow,
+  type RolloutSummary,
   type WorkerHeartbeat,
   type WorkerManifest,
 } from '@flowfleet/protocol';
@@ -168,4 +170,49 @@ export async function waitFor(
 /** A minimal valid rollout request body. */
 export function rolloutBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { model: 'wan21-mini', prompt: 'a red fox in snow', seeds: [1, 2], ...overrides };
+}
+
+/** A well-formed summary of job `id` (what a worker uploads), for stand-in workers. */
+export function summaryFor(
+  id: string,
+  seeds: readonly number[],
+  steps: number,
+  worker = 'w-e2e',
+): RolloutSummary {
+  const sigmas = Array.from({ length: steps + 1 }, (_, i) => 1 - i / steps);
+  return {
+    id,
+    model: 'wan21-mini',
+    prompt: 'a red fox in snow',
+    seeds: [...seeds],
+    steps,
+    sampler: 'sde',
+    guidanceScale: 4.5,
+    noiseLevel: 0.7,
+    shift: 3,
+    shape: { frames: 4, height: 16, width: 16 },
+    sigmas,
+    timesteps: sigmas.map((s) => 1000 * s),
+    logProbs: seeds.map(() => Array.from({ length: steps }, () => -1.5)),
+    weights: { dit: 0 },
+    worker,
+    platform: { device: 'cpu', arch: 'x86-64-v3', features: [] },
+    backend: 'cpu',
+    timings: { totalMs: 5, perStepMs: Array.from({ length: steps }, () => 1) },
+  };
+}
+
+/** The body and headers of `PUT /v1/results/:id`: the summary's bytes, then the result's. */
+export function resultUpload(
+  summary: unknown,
+  result: Uint8Array,
+): { headers: Record<string, string>; payload: Buffer } {
+  const summaryBytes = Buffer.from(typeof summary === 'string' ? summary : JSON.stringify(summary));
+  return {
+    headers: {
+      'content-type': 'application/octet-stream',
+      [SUMMARY_BYTES_HEADER]: String(summaryBytes.byteLength),
+    },
+    payload: Buffer.concat([summaryBytes, result]),
+  };
 }

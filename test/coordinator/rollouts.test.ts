@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { EnqueuedRolloutSchema, ResultWriteSchema } from '@flowfleet/coordinator';
-import { JobStatusSchema, RolloutJobSchema, type RolloutSummary } from '@flowfleet/protocol';
+import { EnqueuedRolloutSchema, ResultUploadSchema } from '@flowfleet/coordinator';
+import { JobStatusSchema, RolloutJobSchema, SUMMARY_BYTES_HEADER } from '@flowfleet/protocol';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -8,8 +8,10 @@ import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 import {
   fakeManifest,
   registerFakeWorker,
+  resultUpload,
   rolloutBody,
   startTestCoordinator,
+  summaryFor,
   waitFor,
   type TestCoordinator,
 } from './fixture.js';
@@ -164,30 +166,6 @@ describe('POST /v1/rollouts', () => {
   });
 });
 
-function summaryFor(id: string, seeds: number[], steps: number): RolloutSummary {
-  const sigmas = Array.from({ length: steps + 1 }, (_, i) => 1 - i / steps);
-  return {
-    id,
-    model: 'wan21-mini',
-    prompt: 'a red fox in snow',
-    seeds,
-    steps,
-    sampler: 'sde',
-    guidanceScale: 4.5,
-    noiseLevel: 0.7,
-    shift: 3,
-    shape: { frames: 4, height: 16, width: 16 },
-    sigmas,
-    timesteps: sigmas.map((s) => 1000 * s),
-    logProbs: seeds.map(() => Array.from({ length: steps }, () => -1.5)),
-    weights: { dit: 0 },
-    worker: 'w-e2e',
-    platform: { device: 'cpu', arch: 'x86-64-v3', features: [] },
-    backend: 'cpu',
-    timings: { totalMs: 5, perStepMs: Array.from({ length: steps }, () => 1) },
-  };
-}
-
 describe('a rollout through its lifecycle (a BullMQ worker stands in for the worker app)', () => {
   it('reports queued → active with progress → completed with summary and result bytes', async () => {
     await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-e2e'));
@@ -221,17 +199,13 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
         await job.updateProgress({ step: 1, steps: data.request.steps });
         await released;
         const summary = summaryFor(data.id, data.request.seeds, data.request.steps);
-        for (const [file, bytes] of [
-          ['result.safetensors', tensors],
-          ['summary.json', Buffer.from(JSON.stringify(summary))],
-        ] as const) {
-          const put = await fetch(`${fixture.url}/v1/results/${data.id}/${file}`, {
-            method: 'PUT',
-            headers: { ...fixture.auth('worker'), 'content-type': 'application/octet-stream' },
-            body: bytes,
-          });
-          if (put.status !== 201) throw new Error(`upload ${file}: ${put.status}`);
-        }
+        const upload = resultUpload(summary, tensors);
+        const put = await fetch(`${fixture.url}/v1/results/${data.id}`, {
+          method: 'PUT',
+          headers: { ...fixture.auth('worker'), ...upload.headers },
+          body: upload.payload,
+        });
+        if (put.status !== 201) throw new Error(`upload: ${put.status} ${await put.text()}`);
         return summary;
       },
       { connection, prefix: `{${fixture.prefix}}:bull`, name: 'w-e2e' },
@@ -262,50 +236,67 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
     }
   });
 
-  it('writes a result once: same bytes → 200 unchanged, different bytes → 409', async () => {
+  it('writes a result once: same bytes → 200 unchanged, different bytes → 409; the first summary stands', async () => {
     const enqueued = (await post(rolloutBody({ waitForCapacity: true }))).json();
-    const put = (bytes: Buffer) =>
+    const put = (worker: string, bytes: Buffer) =>
       fixture.coordinator.app.inject({
         method: 'PUT',
-        url: `/v1/results/${enqueued.id}/result.safetensors`,
-        headers: { ...fixture.auth('worker'), 'content-type': 'application/octet-stream' },
-        payload: bytes,
+        url: `/v1/results/${enqueued.id}`,
+        ...withWorkerAuth(resultUpload(summaryFor(enqueued.id, [1], 2, worker), bytes)),
       });
-    const first = await put(Buffer.from('tensor bytes v1'));
+    const first = await put('w-first', Buffer.from('tensor bytes v1'));
     expect(first.statusCode).toBe(201);
-    expect(ResultWriteSchema.parse(first.json())).toMatchObject({
+    expect(ResultUploadSchema.parse(first.json())).toEqual({
+      id: enqueued.id,
       status: 'created',
       sha256: createHash('sha256').update('tensor bytes v1').digest('hex'),
+      sizeBytes: 15,
+      summary: 'created',
     });
-    const again = await put(Buffer.from('tensor bytes v1'));
+    const again = await put('w-retry', Buffer.from('tensor bytes v1'));
     expect(again.statusCode).toBe(200);
-    expect(again.json().status).toBe('unchanged');
-    const different = await put(Buffer.from('tensor bytes v2'));
+    expect(again.json()).toMatchObject({ status: 'unchanged', summary: 'kept' });
+    const different = await put('w-other', Buffer.from('tensor bytes v2'));
     expect(different.statusCode).toBe(409);
     expect(different.json().code).toBe('API_RESULT_CONFLICT');
+    expect((await storedResult(enqueued.id))?.toString()).toBe('tensor bytes v1');
+    expect(JSON.parse((await storedSummary(enqueued.id)) ?? '{}').worker).toBe('w-first');
   });
 
-  it('refuses a summary that fails its schema or names another job, and results for unknown jobs', async () => {
+  it('refuses a malformed upload, a summary that fails its schema or names another job, and results for unknown jobs, storing nothing', async () => {
     const enqueued = (await post(rolloutBody({ waitForCapacity: true }))).json();
-    const put = (id: string, file: string, bytes: Buffer) =>
+    const put = (id: string, upload: { headers: Record<string, string>; payload: Buffer }) =>
       fixture.coordinator.app.inject({
         method: 'PUT',
-        url: `/v1/results/${id}/${file}`,
-        headers: { ...fixture.auth('worker'), 'content-type': 'application/octet-stream' },
-        payload: bytes,
+        url: `/v1/results/${id}`,
+        ...withWorkerAuth(upload),
       });
-    const notJson = await put(enqueued.id, 'summary.json', Buffer.from('{nope'));
+    const tensors = Buffer.from('x');
+    const notJson = await put(enqueued.id, resultUpload('{nope', tensors));
+    expect(notJson.statusCode).toBe(400);
     expect(notJson.json().code).toBe('API_INVALID_BODY');
     const other = summaryFor('some-other-job', [1, 2], 2);
-    const wrongId = await put(enqueued.id, 'summary.json', Buffer.from(JSON.stringify(other)));
+    const wrongId = await put(enqueued.id, resultUpload(other, tensors));
     expect(wrongId.statusCode).toBe(400);
     expect(wrongId.json().code).toBe('API_INVALID_BODY');
-    const unknown = await put('no-such-job', 'result.safetensors', Buffer.from('x'));
+    const good = resultUpload(summaryFor(enqueued.id, [1], 2), tensors);
+    for (const header of [undefined, 'many', '1', String(good.payload.byteLength + 1)]) {
+      const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
+      if (header !== undefined) headers[SUMMARY_BYTES_HEADER] = header;
+      const bad = await put(enqueued.id, { headers, payload: good.payload });
+      expect(bad.statusCode, `summary bytes header ${header}`).toBe(400);
+      expect(bad.json().code).toBe('API_INVALID_BODY');
+    }
+    expect(await storedResult(enqueued.id)).toBeUndefined();
+    expect(await storedSummary(enqueued.id)).toBeUndefined();
+    const unknown = await put(
+      'no-such-job',
+      resultUpload(summaryFor('no-such-job', [1], 2), tensors),
+    );
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().code).toBe('API_JOB_NOT_FOUND');
-    const badFile = await put(enqueued.id, 'evil.sh', Buffer.from('x'));
-    expect(badFile.statusCode).toBe(400);
-    expect(badFile.json().code).toBe('API_INVALID_PARAMS');
+    const badId = await put('no/such', good);
+    expect(badId.statusCode).toBe(404);
   });
 
   it('answers 404 API_JOB_NOT_FOUND for an unknown id and 400 for a malformed one', async () => {
@@ -325,3 +316,24 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
     expect(malformed.json().code).toBe('API_INVALID_PARAMS');
   });
 });
+
+/** An upload's inject options with the worker token added. */
+function withWorkerAuth(upload: { headers: Record<string, string>; payload: Buffer }) {
+  return { headers: { ...fixture.auth('worker'), ...upload.headers }, payload: upload.payload };
+}
+
+async function storedResult(id: string): Promise<Buffer | undefined> {
+  const opened = await fixture.coordinator.services.blobs.openResult(id, 'result.safetensors');
+  return opened === undefined ? undefined : readAll(opened.stream);
+}
+
+async function storedSummary(id: string): Promise<string | undefined> {
+  const opened = await fixture.coordinator.services.blobs.openResult(id, 'summary.json');
+  return opened === undefined ? undefined : (await readAll(opened.stream)).toString('utf8');
+}
+
+async function readAll(stream: AsyncIterable<unknown>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}

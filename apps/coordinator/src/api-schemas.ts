@@ -1,4 +1,4 @@
-import { ComponentIdSchema, IdSchema, RESULT_FILES, Sha256Schema } from '@flowfleet/protocol';
+import { ComponentIdSchema, IdSchema, Sha256Schema } from '@flowfleet/protocol';
 import { z } from 'zod';
 
 // Schemas of the coordinator's own route parameters and request bodies. The response bodies it
@@ -6,7 +6,6 @@ import { z } from 'zod';
 // definition for both sides; the OpenAPI document is generated from these and those.
 
 export const JobIdParamsSchema = z.strictObject({ id: IdSchema });
-export const ResultParamsSchema = z.strictObject({ id: IdSchema, file: z.enum(RESULT_FILES) });
 export const BlobParamsSchema = z.strictObject({ sha256: Sha256Schema });
 export const ComponentParamsSchema = z.strictObject({ component: ComponentIdSchema });
 export const WeightReportQuerySchema = z.strictObject({

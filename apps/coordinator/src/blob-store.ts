@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { link, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { FlowfleetError } from '@flowfleet/errors';
@@ -108,7 +108,11 @@ export class FsBlobStore implements BlobStore {
     const temp = await this.#receive(source, maxBytes);
     const target = this.#resultPath(jobId, file);
     try {
-      await mkdir(join(this.#root, 'results', jobId), { recursive: true });
+      try {
+        await mkdir(join(this.#root, 'results', jobId));
+      } catch (error) {
+        if (!isErrno(error, 'EEXIST')) throw error;
+      }
       try {
         // link() fails when the target exists, so exactly one writer ever creates a result.
         await link(temp.path, target);
@@ -126,7 +130,7 @@ export class FsBlobStore implements BlobStore {
       }
       return { sha256: temp.sha256, sizeBytes: temp.sizeBytes, status: 'unchanged' };
     } finally {
-      await rm(temp.path, { force: true });
+      await removeFile(temp.path);
     }
   }
 
@@ -157,7 +161,10 @@ export class FsBlobStore implements BlobStore {
     return { sizeBytes: size, stream: createReadStream(path) };
   }
 
-  /** Streams `source` into a temp file while hashing it, enforcing `maxBytes` as it goes. */
+  /**
+   * Streams `source` into a temp file while hashing it, enforcing `maxBytes` as it goes; the data
+   * is on disk (fdatasync) before the caller publishes it under its final name.
+   */
   async #receive(source: ByteSource, maxBytes: number): Promise<TempFile> {
     const path = join(this.#root, 'tmp', `${randomUUID()}.part`);
     const hash = createHash('sha256');
@@ -176,14 +183,23 @@ export class FsBlobStore implements BlobStore {
         hash.update(chunk);
         await handle.write(chunk);
       }
-      await handle.sync();
+      await handle.datasync();
     } catch (error) {
       await handle.close();
-      await rm(path, { force: true });
+      await removeFile(path);
       throw error;
     }
     await handle.close();
     return { path, sha256: hash.digest('hex'), sizeBytes };
+  }
+}
+
+/** Deletes a file; one that is already gone is fine. */
+async function removeFile(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if (!isErrno(error, 'ENOENT')) throw error;
   }
 }
 

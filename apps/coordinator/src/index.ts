@@ -40,7 +40,7 @@ export {
   LanesSchema,
   MatrixSchema,
   RESULT_FILES,
-  ResultWriteSchema,
+  ResultUploadSchema,
   StoredBlobSchema,
   SyncAcceptedSchema,
   WeightReportSchema,

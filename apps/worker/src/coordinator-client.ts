@@ -1,10 +1,22 @@
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
+import {
+  HttpExchangeError,
+  SUMMARY_BYTES_HEADER,
+  httpExchange,
+  type HttpExchangeRequest,
+  type HttpExchangeResponse,
+} from '@flowfleet/protocol';
 
-/** The result files a worker stores per job (the coordinator's RESULT_FILES). */
-export type ResultFile = 'result.safetensors' | 'summary.json';
-
-/** What became of one result upload: stored now, already stored with the same bytes, or not. */
+/** What became of a result upload: stored now, already stored with the same bytes, or not. */
 export type ResultUploadOutcome = 'created' | 'unchanged' | 'conflict';
+
+/** A job's two result files, stored in one request. */
+export interface ResultFiles {
+  /** `summary.json`: per attempt (who ran it, timings); the first one stored stands. */
+  readonly summary: Uint8Array;
+  /** `result.safetensors`: a pure function of (job, weights, backend); written once. */
+  readonly result: Uint8Array;
+}
 
 /** How to reach the coordinator. */
 export interface CoordinatorClientOptions {
@@ -24,19 +36,21 @@ function retryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
-async function errorCodeOf(response: Response): Promise<string | undefined> {
+function errorCodeOf(response: HttpExchangeResponse): string | undefined {
   try {
-    const body = (await response.json()) as { code?: unknown };
+    const body = JSON.parse(response.body.toString('utf8')) as { code?: unknown };
     return typeof body.code === 'string' ? body.code : undefined;
   } catch {
     return undefined;
   }
 }
 
+type Failure = (message: string, extra: Record<string, unknown>, cause?: unknown) => FlowfleetError;
+
 /**
  * The two coordinator routes a worker calls: `GET /v1/blobs/:sha256` (weights) and
- * `PUT /v1/results/:id/:file` (idempotent result upload). One attempt per call; callers retry
- * with `isRetryableHttpFailure`.
+ * `PUT /v1/results/:id` (both result files, idempotent). One attempt per call; callers retry with
+ * `isRetryableHttpFailure`.
  */
 export class CoordinatorClient {
   readonly #baseUrl: string;
@@ -54,73 +68,58 @@ export class CoordinatorClient {
    * @throws FlowfleetError WORKER_BLOB_FETCH_FAILED (`details.retryable`, `details.status`)
    */
   async fetchBlob(sha256: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
-    const fail = (message: string, extra: Record<string, unknown>, cause?: unknown) =>
+    const fail: Failure = (message, extra, cause) =>
       new FlowfleetError('WORKER_BLOB_FETCH_FAILED', `blob ${sha256}: ${message}`, {
         details: { sha256, ...extra },
         ...(cause === undefined ? {} : { cause }),
       });
     const response = await this.#request(
-      `/v1/blobs/${sha256}`,
-      { method: 'GET' },
+      { method: 'GET', url: `/v1/blobs/${sha256}`, maxResponseBytes: maxBytes },
       signal,
-      (cause) => fail('the coordinator is unreachable', { retryable: true }, cause),
+      fail,
     );
-    if (!response.ok) {
-      const code = await errorCodeOf(response);
-      throw fail(`the coordinator answered ${response.status}${code ? ` ${code}` : ''}`, {
-        status: response.status,
-        ...(code === undefined ? {} : { code }),
-        retryable: retryableStatus(response.status),
-      });
-    }
-    const declared = Number(response.headers.get('content-length') ?? NaN);
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      await response.body?.cancel();
-      throw fail(`it is ${declared} bytes, more than the ${maxBytes} expected`, {
-        sizeBytes: declared,
-        retryable: false,
-      });
-    }
-    try {
-      return await readCapped(response, maxBytes);
-    } catch (cause) {
-      if (isFlowfleetError(cause)) throw cause;
-      throw fail('the download was cut short', { retryable: true }, cause);
-    }
+    if (response.status !== 200) throw this.#statusFailure(response, fail);
+    return new Uint8Array(response.body.buffer, response.body.byteOffset, response.body.byteLength);
   }
 
   /**
-   * Stores one result file of a job; `conflict` when different bytes are already stored.
+   * Stores a job's summary and result in one request; `conflict` when a different result is
+   * already stored (nothing was written then).
    * @throws FlowfleetError WORKER_RESULT_UPLOAD_FAILED (`details.retryable`, `details.status`)
    */
-  async putResult(
+  async putResults(
     jobId: string,
-    file: ResultFile,
-    bytes: Uint8Array,
+    files: ResultFiles,
     signal?: AbortSignal,
   ): Promise<ResultUploadOutcome> {
-    const fail = (message: string, extra: Record<string, unknown>, cause?: unknown) =>
-      new FlowfleetError('WORKER_RESULT_UPLOAD_FAILED', `${file} of job ${jobId}: ${message}`, {
-        details: { jobId, file, ...extra },
+    const fail: Failure = (message, extra, cause) =>
+      new FlowfleetError('WORKER_RESULT_UPLOAD_FAILED', `results of job ${jobId}: ${message}`, {
+        details: { jobId, ...extra },
         ...(cause === undefined ? {} : { cause }),
       });
     const response = await this.#request(
-      `/v1/results/${encodeURIComponent(jobId)}/${file}`,
       {
         method: 'PUT',
-        headers: { 'content-type': 'application/octet-stream' },
-        body: bytes,
+        url: `/v1/results/${encodeURIComponent(jobId)}`,
+        headers: {
+          'content-type': 'application/octet-stream',
+          [SUMMARY_BYTES_HEADER]: String(files.summary.byteLength),
+        },
+        body: [files.summary, files.result],
       },
       signal,
-      (cause) => fail('the coordinator is unreachable', { retryable: true }, cause),
+      fail,
     );
-    if (response.status === 201 || response.status === 200) {
-      await response.body?.cancel();
-      return response.status === 201 ? 'created' : 'unchanged';
-    }
-    const code = await errorCodeOf(response);
-    if (response.status === 409 && code === 'API_RESULT_CONFLICT') return 'conflict';
-    throw fail(`the coordinator answered ${response.status}${code ? ` ${code}` : ''}`, {
+    if (response.status === 201) return 'created';
+    if (response.status === 200) return 'unchanged';
+    if (response.status === 409 && errorCodeOf(response) === 'API_RESULT_CONFLICT')
+      return 'conflict';
+    throw this.#statusFailure(response, fail);
+  }
+
+  #statusFailure(response: HttpExchangeResponse, fail: Failure): FlowfleetError {
+    const code = errorCodeOf(response);
+    return fail(`the coordinator answered ${response.status}${code ? ` ${code}` : ''}`, {
       status: response.status,
       ...(code === undefined ? {} : { code }),
       retryable: retryableStatus(response.status),
@@ -128,44 +127,30 @@ export class CoordinatorClient {
   }
 
   async #request(
-    path: string,
-    init: RequestInit,
+    request: HttpExchangeRequest,
     signal: AbortSignal | undefined,
-    unreachable: (cause: unknown) => FlowfleetError,
-  ): Promise<Response> {
-    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    fail: Failure,
+  ): Promise<HttpExchangeResponse> {
     try {
-      return await fetch(`${this.#baseUrl}${path}`, {
-        ...init,
-        headers: { ...this.#headers, ...(init.headers as Record<string, string> | undefined) },
-        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
+      return await httpExchange({
+        ...request,
+        url: `${this.#baseUrl}${request.url}`,
+        headers: { ...this.#headers, ...request.headers },
+        timeoutMs: this.#timeoutMs,
+        ...(signal === undefined ? {} : { signal }),
       });
     } catch (cause) {
-      if (signal?.aborted === true) throw signal.reason as Error;
-      throw unreachable(cause);
+      if (!(cause instanceof HttpExchangeError)) throw cause;
+      switch (cause.kind) {
+        case 'aborted':
+          throw (signal?.reason as Error | undefined) ?? cause;
+        case 'too-large':
+          throw fail(cause.message, { retryable: false }, cause);
+        case 'timeout':
+          throw fail(`no answer within ${this.#timeoutMs} ms`, { retryable: true }, cause);
+        case 'network':
+          throw fail('the coordinator is unreachable', { retryable: true }, cause);
+      }
     }
   }
-}
-
-/** Reads a response body, failing once it passes `maxBytes`. */
-async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (response.body === null) return new Uint8Array(0);
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > maxBytes) {
-      throw new FlowfleetError('WORKER_BLOB_FETCH_FAILED', `blob exceeds ${maxBytes} bytes`, {
-        details: { maxBytes, retryable: false },
-      });
-    }
-    chunks.push(chunk);
-  }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }

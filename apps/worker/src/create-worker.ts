@@ -177,7 +177,7 @@ class FleetWorker implements FlowfleetWorker {
       instance: (model) => host.instance(model),
       ensureWeights: (component, requirement, signal) =>
         syncer.ensure(component, requirement, options.weightsWaitMs, signal),
-      putResult: (jobId, file, bytes, signal) => client.putResult(jobId, file, bytes, signal),
+      putResults: (jobId, files, signal) => client.putResults(jobId, files, signal),
       uploadRetryMs: options.uploadRetryMs,
       logger,
     });

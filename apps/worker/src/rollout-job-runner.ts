@@ -22,7 +22,7 @@ import {
 import type { Logger } from 'pino';
 import {
   isRetryableHttpFailure,
-  type ResultFile,
+  type ResultFiles,
   type ResultUploadOutcome,
 } from './coordinator-client.js';
 import { deterministicResultBytes, summarizeRollout } from './rollout-output.js';
@@ -47,10 +47,9 @@ export interface RolloutJobRunnerOptions {
     requirement: WeightRequirement,
     signal: AbortSignal | undefined,
   ) => Promise<void>;
-  readonly putResult: (
+  readonly putResults: (
     jobId: string,
-    file: ResultFile,
-    bytes: Uint8Array,
+    files: ResultFiles,
     signal?: AbortSignal,
   ) => Promise<ResultUploadOutcome>;
   readonly uploadRetryMs: number;
@@ -196,29 +195,29 @@ export class RolloutJobRunner {
     logger: Logger,
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    const upload = (file: ResultFile, bytes: Uint8Array) =>
-      retryWithBackoff(() => this.#options.putResult(jobId, file, bytes, signal), {
-        deadlineMs: this.#options.uploadRetryMs,
-        initialDelayMs: 250,
-        maxDelayMs: 4_000,
-        isRetryable: isRetryableHttpFailure,
-        ...(signal === undefined ? {} : { signal }),
-        onRetry: (error, attempt, delayMs) =>
-          logger.warn({ err: error, file, attempt, delayMs }, 'result upload failed; retrying'),
-      });
-    const result = await upload('result.safetensors', resultBytes);
-    if (result === 'conflict') {
+    const files: ResultFiles = {
+      summary: new TextEncoder().encode(JSON.stringify(summary)),
+      result: resultBytes,
+    };
+    const outcome = await retryWithBackoff(() => this.#options.putResults(jobId, files, signal), {
+      deadlineMs: this.#options.uploadRetryMs,
+      initialDelayMs: 250,
+      maxDelayMs: 4_000,
+      isRetryable: isRetryableHttpFailure,
+      ...(signal === undefined ? {} : { signal }),
+      onRetry: (error, attempt, delayMs) =>
+        logger.warn({ err: error, attempt, delayMs }, 'result upload failed; retrying'),
+    });
+    if (outcome === 'conflict') {
       throw new FlowfleetError(
         'WORKER_RESULT_CONFLICT',
         `job ${jobId} already has a different result.safetensors (an earlier attempt ran on other weights or another backend)`,
         { details: { jobId, weights: summary.weights, backend: summary.backend } },
       );
     }
-    const written = await upload('summary.json', new TextEncoder().encode(JSON.stringify(summary)));
     // A summary differs per attempt (worker, timings): after an identical result, the first one
     // stored stands.
-    if (written === 'conflict') logger.info('kept the summary an earlier attempt stored');
-    if (result === 'unchanged') logger.info('an earlier attempt had stored the same result');
+    if (outcome === 'unchanged') logger.info('an earlier attempt had stored the same result');
   }
 }
 

@@ -7,7 +7,8 @@ import {
   LanesSchema,
   MatrixSchema,
   OpenApiDocumentSchema,
-  ResultWriteSchema,
+  ResultUploadSchema,
+  SUMMARY_BYTES_HEADER,
   StoredBlobSchema,
   SyncAcceptedSchema,
   WeightReportSchema,
@@ -18,8 +19,7 @@ import {
   type Lanes,
   type Matrix,
   type OpenApiDocument,
-  type ResultFile,
-  type ResultWrite,
+  type ResultUpload,
   type RolloutRequestInput,
   type StoredBlob,
   type SyncAccepted,
@@ -130,26 +130,27 @@ export class FlowfleetClient {
   }
 
   /**
-   * Stores a result file of job `id` once (worker role): `created`, or `unchanged` when the same
-   * bytes were stored before.
-   * @throws FlowfleetError API_RESULT_CONFLICT, API_JOB_NOT_FOUND, API_BLOB_TOO_LARGE,
-   *   API_INVALID_BODY, transport codes
+   * Stores job `id`'s `summary.json` and `result.safetensors` in one request (worker role). The
+   * result is written once: `created`, or `unchanged` when the same bytes were stored before; the
+   * first summary stored stands (`summary: 'kept'` after that).
+   * @throws FlowfleetError API_RESULT_CONFLICT (a different result is stored; nothing was
+   *   written), API_JOB_NOT_FOUND, API_BLOB_TOO_LARGE, API_INVALID_BODY, transport codes
    */
-  uploadResult(
+  uploadResults(
     id: string,
-    file: ResultFile,
-    bytes: Uint8Array,
+    files: { readonly summary: Uint8Array; readonly result: Uint8Array },
     call?: CallOptions,
-  ): Promise<ResultWrite> {
+  ): Promise<ResultUpload> {
     return this.#http.json(
       {
         method: 'PUT',
-        path: `/v1/results/${segment(id)}/${segment(file)}`,
-        bytes,
+        path: `/v1/results/${segment(id)}`,
+        headers: { [SUMMARY_BYTES_HEADER]: String(files.summary.byteLength) },
+        bytes: [files.summary, files.result],
         idempotent: true,
         ...withCall(call),
       },
-      ResultWriteSchema,
+      ResultUploadSchema,
     );
   }
 

@@ -1,8 +1,14 @@
-import { ERROR_CODES, FlowfleetError, isFlowfleetError, type ErrorCode } from '@flowfleet/errors';
-import { ErrorEnvelopeSchema, parseOrThrow } from '@flowfleet/protocol';
+import { ERROR_CODES, FlowfleetError, type ErrorCode } from '@flowfleet/errors';
+import {
+  ErrorEnvelopeSchema,
+  HttpExchangeError,
+  httpExchange,
+  parseOrThrow,
+} from '@flowfleet/protocol';
 import type { z } from 'zod';
 import { abortableSleep, abortedError } from './abortable-sleep.js';
 import type { ResolvedClientOptions } from './client-options.js';
+import { fetchWire, type Wire, type WireAnswer } from './fetch-wire.js';
 
 /** Per-call options every client method takes. */
 export interface CallOptions {
@@ -18,7 +24,10 @@ export interface HttpRequest {
   /** Path and query, already encoded, e.g. `/v1/rollouts/abc`. */
   readonly path: string;
   readonly json?: unknown;
-  readonly bytes?: Uint8Array;
+  /** Raw bytes, sent in order as one `application/octet-stream` body. */
+  readonly bytes?: Uint8Array | readonly Uint8Array[];
+  /** More headers (the transport sets authorization and content-type). */
+  readonly headers?: Readonly<Record<string, string>>;
   /** Safe to send again after a network failure or a 429/502/503/504 (GETs, create-once PUTs). */
   readonly idempotent: boolean;
   readonly call?: CallOptions;
@@ -30,6 +39,7 @@ type Attempt<T> =
 /** Statuses a proxy or an overloaded coordinator answers; worth another try when idempotent. */
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 const BODY_PREVIEW_CHARS = 2_000;
+const decoder = new TextDecoder();
 
 function isKnownCode(code: string): code is ErrorCode {
   return Object.hasOwn(ERROR_CODES, code);
@@ -42,9 +52,11 @@ function isKnownCode(code: string): code is ErrorCode {
  */
 export class HttpTransport {
   readonly #options: ResolvedClientOptions;
+  readonly #wire: Wire;
 
   constructor(options: ResolvedClientOptions) {
     this.#options = options;
+    this.#wire = options.fetch === undefined ? httpExchange : fetchWire(options.fetch);
   }
 
   /**
@@ -53,8 +65,8 @@ export class HttpTransport {
    *   CLIENT_UNREACHABLE, CLIENT_TIMEOUT, CLIENT_ABORTED
    */
   json<S extends z.ZodType>(request: HttpRequest, schema: S): Promise<z.output<S>> {
-    return this.#send(request, async (response) => {
-      const text = await response.text();
+    return this.#send(request, (response) => {
+      const text = decoder.decode(response.body);
       let value: unknown;
       try {
         value = JSON.parse(text) as unknown;
@@ -79,15 +91,19 @@ export class HttpTransport {
 
   /** Sends `request` and answers the body's bytes. @throws as {@link HttpTransport.json} */
   bytes(request: HttpRequest): Promise<Uint8Array> {
-    return this.#send(request, async (response) => new Uint8Array(await response.arrayBuffer()));
+    // A plain Uint8Array view: a Buffer's slice() shares memory, a Uint8Array's copies.
+    return this.#send(
+      request,
+      ({ body }) => new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
+    );
   }
 
   /** Sends `request` and answers the body as text. @throws as {@link HttpTransport.json} */
   text(request: HttpRequest): Promise<string> {
-    return this.#send(request, (response) => response.text());
+    return this.#send(request, (response) => decoder.decode(response.body));
   }
 
-  async #send<T>(request: HttpRequest, read: (response: Response) => Promise<T>): Promise<T> {
+  async #send<T>(request: HttpRequest, read: (response: WireAnswer) => T): Promise<T> {
     const { attempts, baseDelayMs, maxDelayMs } = this.#options.retry;
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.#attempt(request, read);
@@ -103,22 +119,16 @@ export class HttpTransport {
     }
   }
 
-  async #attempt<T>(
-    request: HttpRequest,
-    read: (response: Response) => Promise<T>,
-  ): Promise<Attempt<T>> {
+  async #attempt<T>(request: HttpRequest, read: (response: WireAnswer) => T): Promise<Attempt<T>> {
     const what = `${request.method} ${request.path}`;
     const caller = request.call?.signal;
-    const isCallerAborted = (): boolean => caller?.aborted === true;
-    if (caller !== undefined && isCallerAborted()) throw abortedError(caller, what);
+    if (caller?.aborted === true) throw abortedError(caller, what);
     const timeoutMs = request.call?.timeoutMs ?? this.#options.timeoutMs;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = caller === undefined ? timeout : AbortSignal.any([caller, timeout]);
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...request.headers };
     if (this.#options.token !== undefined) {
       headers['authorization'] = `Bearer ${this.#options.token}`;
     }
-    let body: string | Uint8Array | undefined;
+    let body: string | Uint8Array | readonly Uint8Array[] | undefined;
     if (request.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(request.json);
@@ -126,29 +136,26 @@ export class HttpTransport {
       headers['content-type'] = 'application/octet-stream';
       body = request.bytes;
     }
+    let response: WireAnswer;
     try {
-      const response = await this.#options.fetch(`${this.#options.baseUrl}${request.path}`, {
+      response = await this.#wire({
         method: request.method,
+        url: `${this.#options.baseUrl}${request.path}`,
         headers,
-        signal,
+        timeoutMs,
         ...(body === undefined ? {} : { body }),
+        ...(caller === undefined ? {} : { signal: caller }),
       });
-      if (!response.ok) {
-        return {
-          error: await this.#httpError(request, response),
-          retry: RETRY_STATUSES.has(response.status),
-        };
-      }
-      return { value: await read(response) };
-    } catch (cause) {
-      if (isFlowfleetError(cause)) throw cause;
-      if (caller !== undefined && isCallerAborted()) throw abortedError(caller, what);
-      if (timeout.aborted) {
+    } catch (failure) {
+      if (!(failure instanceof HttpExchangeError)) throw failure;
+      if (failure.kind === 'aborted' && caller !== undefined) throw abortedError(caller, what);
+      if (failure.kind === 'timeout') {
         throw new FlowfleetError('CLIENT_TIMEOUT', `${what}: no answer within ${timeoutMs} ms`, {
           details: { ...this.#where(request), what: 'request', timeoutMs },
-          cause,
+          cause: failure,
         });
       }
+      const cause = failure.cause ?? failure;
       return {
         error: new FlowfleetError(
           'CLIENT_UNREACHABLE',
@@ -158,11 +165,18 @@ export class HttpTransport {
         retry: true,
       };
     }
+    if (response.status < 200 || response.status > 299) {
+      return {
+        error: this.#httpError(request, response),
+        retry: RETRY_STATUSES.has(response.status),
+      };
+    }
+    return { value: read(response) };
   }
 
   /** The coded error for a non-2xx answer: the server's own code when it sent a known envelope. */
-  async #httpError(request: HttpRequest, response: Response): Promise<FlowfleetError> {
-    const text = await response.text();
+  #httpError(request: HttpRequest, response: WireAnswer): FlowfleetError {
+    const text = decoder.decode(response.body);
     let value: unknown;
     try {
       value = JSON.parse(text) as unknown;

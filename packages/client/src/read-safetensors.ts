@@ -50,7 +50,8 @@ function isCount(value: unknown): value is number {
 /** Copies the bytes out (aligned, so a typed array can view them) and decodes little-endian. */
 function decode(bytes: Uint8Array, dtype: SafetensorsDtype, count: number) {
   if (LITTLE_ENDIAN_HOST) {
-    const buffer = bytes.slice().buffer;
+    // A copy into a fresh buffer (a Buffer's own slice() is a view into a shared pool).
+    const buffer = new Uint8Array(bytes).buffer;
     switch (dtype) {
       case 'F32':
         return new Float32Array(buffer, 0, count);

@@ -32,16 +32,24 @@ export const StoredBlobSchema = z.object({ sha256: Sha256Schema, sizeBytes: Coun
 /** A stored blob's content address and size. */
 export type StoredBlob = z.infer<typeof StoredBlobSchema>;
 
-/** `PUT /v1/results/:id/:file` → 201 or 200. */
-export const ResultWriteSchema = z.object({
+/**
+ * The header of `PUT /v1/results/:id` that says how many leading body bytes are `summary.json`
+ * (the rest is `result.safetensors`).
+ */
+export const SUMMARY_BYTES_HEADER = 'x-flowfleet-summary-bytes';
+
+/** `PUT /v1/results/:id` → 201 (result stored now) or 200 (the same result was already stored). */
+export const ResultUploadSchema = z.object({
   id: IdSchema,
-  file: z.enum(RESULT_FILES),
+  /** Of `result.safetensors`, written once: the same bytes again are `unchanged`. */
   sha256: Sha256Schema,
   sizeBytes: Count,
   status: z.enum(['created', 'unchanged']),
+  /** `kept`: an earlier attempt's summary was stored first and stands. */
+  summary: z.enum(['created', 'kept']),
 });
-/** What a result upload did: created, or unchanged (the same bytes were already stored). */
-export type ResultWrite = z.infer<typeof ResultWriteSchema>;
+/** What a result upload did. */
+export type ResultUpload = z.infer<typeof ResultUploadSchema>;
 
 /** `POST /v1/weights/:component/sync` → 202. */
 export const SyncAcceptedSchema = z.object({

@@ -92,6 +92,12 @@ export type { ValidationDetails, ValidationIssue } from './parse-or-throw.js';
 export { toJsonSchema } from './json-schema.js';
 export type { JsonSchemaOptions } from './json-schema.js';
 export { PROTOCOL_SCHEMAS } from './schemas.js';
+export { HttpExchangeError, httpExchange } from './http-exchange.js';
+export type {
+  HttpExchangeFailure,
+  HttpExchangeRequest,
+  HttpExchangeResponse,
+} from './http-exchange.js';
 export {
   EnqueuedRolloutSchema,
   FleetSchema,
@@ -101,7 +107,8 @@ export {
   MatrixSchema,
   OpenApiDocumentSchema,
   RESULT_FILES,
-  ResultWriteSchema,
+  ResultUploadSchema,
+  SUMMARY_BYTES_HEADER,
   StoredBlobSchema,
   SyncAcceptedSchema,
   WeightReportSchema,
@@ -116,7 +123,7 @@ export type {
   Matrix,
   OpenApiDocument,
   ResultFile,
-  ResultWrite,
+  ResultUpload,
   StoredBlob,
   SyncAccepted,
   WeightReport,

@@ -31,16 +31,45 @@ export function rawBodyStream(
 }
 
 /**
- * The whole request body in memory (for small bodies such as a summary).
- * @throws FlowfleetError `API_BLOB_TOO_LARGE` past `maxBytes`
+ * Reads the first `headBytes` of a body into memory and hands back the rest as a stream (for an
+ * upload that carries a small JSON part ahead of a large binary one).
+ * @throws FlowfleetError `API_INVALID_BODY` when the body ends before `headBytes`
  */
-export async function collectBody(request: FastifyRequest, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let sizeBytes = 0;
-  for await (const chunk of rawBodyStream(request, maxBytes)) {
-    sizeBytes += chunk.byteLength;
-    if (sizeBytes > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(Buffer.from(chunk));
+export async function splitBody(
+  source: AsyncIterable<Uint8Array>,
+  headBytes: number,
+): Promise<{ head: Buffer; rest: AsyncIterable<Uint8Array> }> {
+  const iterator = source[Symbol.asyncIterator]();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  let carry: Uint8Array | undefined;
+  while (size < headBytes) {
+    const next = await iterator.next();
+    if (next.done === true) {
+      throw new FlowfleetError(
+        'API_INVALID_BODY',
+        `the body ended after ${size} bytes, inside its ${headBytes}-byte first part`,
+        { details: { issues: [{ path: [], message: `expected at least ${headBytes} bytes` }] } },
+      );
+    }
+    const chunk = next.value;
+    const needed = headBytes - size;
+    if (chunk.byteLength > needed) {
+      parts.push(chunk.subarray(0, needed));
+      carry = chunk.subarray(needed);
+      size = headBytes;
+    } else {
+      parts.push(chunk);
+      size += chunk.byteLength;
+    }
   }
-  return Buffer.concat(chunks);
+  const rest = (async function* () {
+    if (carry !== undefined) yield carry;
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done === true) return;
+      yield next.value;
+    }
+  })();
+  return { head: Buffer.concat(parts, headBytes), rest };
 }

@@ -1,15 +1,18 @@
-import { FlowfleetError } from '@flowfleet/errors';
+import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import {
   EnqueuedRolloutSchema,
   JobStatusSchema,
-  ResultWriteSchema,
+  ResultUploadSchema,
+  SUMMARY_BYTES_HEADER,
   parseOrThrow,
   rolloutRequestSchema,
+  type Limits,
 } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
-import { JobIdParamsSchema, ResultParamsSchema } from '../api-schemas.js';
+import { JobIdParamsSchema } from '../api-schemas.js';
+import type { BlobStore } from '../blob-store.js';
 import type { CoordinatorServices } from '../services.js';
-import { collectBody, rawBodyStream, registerOctetStream } from './raw-body.js';
+import { rawBodyStream, registerOctetStream, splitBody } from './raw-body.js';
 
 function jobNotFound(id: string): FlowfleetError {
   return new FlowfleetError('API_JOB_NOT_FOUND', `no rollout job ${id}`, { details: { id } });
@@ -87,15 +90,18 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
   // Uploads take a raw byte stream; the octet-stream parser is scoped to this plugin.
   void app.register(async (uploads) => {
     registerOctetStream(uploads);
-    uploads.put('/v1/results/:id/:file', {
+    uploads.put('/v1/results/:id', {
       config: {
         flowfleet: {
           roles: ['worker'],
           summary:
-            "A worker stores a job's result file once (same bytes again: 200; different bytes: 409)",
-          params: ResultParamsSchema,
+            "A worker stores a job's summary.json and result.safetensors in one request: the body " +
+            `is the summary's bytes then the result's, the ${SUMMARY_BYTES_HEADER} header says ` +
+            'where the summary ends. The result is written once (same bytes again: 200; ' +
+            'different bytes: 409, nothing written); the first summary stored stands.',
+          params: JobIdParamsSchema,
           body: 'binary',
-          response: { status: 201, body: ResultWriteSchema },
+          response: { status: 201, body: ResultUploadSchema },
           errors: [
             'API_JOB_NOT_FOUND',
             'API_RESULT_CONFLICT',
@@ -106,29 +112,64 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
         },
       },
       handler: async (request, reply) => {
-        const { id, file } = parseOrThrow(
-          ResultParamsSchema,
+        const { id } = parseOrThrow(
+          JobIdParamsSchema,
           request.params,
           'API_INVALID_PARAMS',
           'path',
         );
+        const summaryBytes = summaryLength(request.headers[SUMMARY_BYTES_HEADER], limits);
         if ((await rollouts.laneOf(id)) === undefined) throw jobNotFound(id);
-        let write;
-        if (file === 'summary.json') {
-          // Small and structured: validate before storing (zod at the edge).
-          const bytes = await collectBody(request, limits.maxBodyBytes);
-          await jobs.validateSummary(id, bytes);
-          write = await blobs.putResult(id, file, [bytes], limits.maxBodyBytes);
-        } else {
-          write = await blobs.putResult(
-            id,
-            file,
-            rawBodyStream(request, limits.maxBlobBytes),
-            limits.maxBlobBytes,
-          );
-        }
-        return reply.status(write.status === 'created' ? 201 : 200).send({ id, file, ...write });
+        const body = rawBodyStream(request, limits.maxBodyBytes + limits.maxBlobBytes);
+        const { head, rest } = await splitBody(body, summaryBytes);
+        // Small and structured: validated before anything is stored (zod at the edge).
+        jobs.validateSummary(id, head);
+        const result = await blobs.putResult(id, 'result.safetensors', rest, limits.maxBlobBytes);
+        const summary = await storeSummaryOnce(blobs, id, head, limits.maxBodyBytes);
+        return reply.status(result.status === 'created' ? 201 : 200).send({
+          id,
+          sha256: result.sha256,
+          sizeBytes: result.sizeBytes,
+          status: result.status,
+          summary,
+        });
       },
     });
   });
+}
+
+/**
+ * The summary's length from its header: an integer from 2 (`{}`) to the body limit.
+ * @throws FlowfleetError `API_INVALID_BODY`
+ */
+function summaryLength(header: string | string[] | undefined, limits: Limits): number {
+  const value = Number(typeof header === 'string' ? header : NaN);
+  if (!Number.isSafeInteger(value) || value < 2 || value > limits.maxBodyBytes) {
+    throw new FlowfleetError(
+      'API_INVALID_BODY',
+      `the ${SUMMARY_BYTES_HEADER} header must give the summary's length in bytes (2..${limits.maxBodyBytes})`,
+      {
+        details: {
+          issues: [{ path: ['headers', SUMMARY_BYTES_HEADER], message: `got ${String(header)}` }],
+        },
+      },
+    );
+  }
+  return value;
+}
+
+/** Stores summary.json unless an earlier attempt did (that one stands: it names who ran first). */
+async function storeSummaryOnce(
+  blobs: BlobStore,
+  id: string,
+  bytes: Buffer,
+  maxBytes: number,
+): Promise<'created' | 'kept'> {
+  try {
+    const written = await blobs.putResult(id, 'summary.json', [bytes], maxBytes);
+    return written.status === 'created' ? 'created' : 'kept';
+  } catch (error) {
+    if (isFlowfleetError(error, 'API_RESULT_CONFLICT')) return 'kept';
+    throw error;
+  }
 }
