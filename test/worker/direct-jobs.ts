@@ -1,9 +1,9 @@
 // Writes lanes and jobs the way the coordinator does, for lanes the coordinator's API cannot
 // create (requirements with a model-level op) and for announcements the worker must have missed.
-import { randomUUID } from 'node:crypto';
 import { coordinatorKeys } from '@flowfleet/coordinator';
 import {
   laneForRequirements,
+  newRolloutJobId,
   requirementsFor,
   rolloutRequestSchema,
   type LaneSpec,
@@ -36,9 +36,10 @@ export async function recordLane(
 }
 
 /**
- * Adds a rollout job straight to a lane's BullMQ queue with the coordinator's options, plus the
- * job → lane record the coordinator's result routes look up. `data` overrides the payload (to
- * test untrusted data).
+ * Adds a rollout job straight to a lane's BullMQ queue with the coordinator's options and an id
+ * that names its lane (as the coordinator's are). The lane must be recorded (`recordLane`) for the
+ * coordinator's result routes to accept the job's results. `data` overrides the payload (to test
+ * untrusted data).
  */
 export async function addJob(
   redis: Redis,
@@ -49,7 +50,7 @@ export async function addJob(
 ): Promise<{ id: string; lane: string }> {
   const keys = coordinatorKeys(prefix);
   const lane = laneForRequirements(requirements);
-  const id = randomUUID();
+  const id = newRolloutJobId(lane);
   const payload = data ?? {
     id,
     lane,
@@ -57,7 +58,6 @@ export async function addJob(
     requirements,
     enqueuedAt: new Date().toISOString(),
   };
-  await redis.set(keys.job(id), lane, 'EX', 3600);
   const queue = new Queue(lane, { connection: redis, prefix: keys.bullPrefix });
   try {
     await queue.add('rollout', payload, {

@@ -12,6 +12,7 @@ import { docQueueBoardRoutes } from './dashboard/queue-board.js';
 import { httpLogger } from './dashboard/request-log.js';
 import { installErrorHandling } from './error-handler.js';
 import { assertNoEviction } from './eviction-policy.js';
+import { FleetCapacity } from './fleet-capacity.js';
 import { FleetReader } from './fleet-reader.js';
 import { JobStatusReader } from './job-status-reader.js';
 import { coordinatorKeys } from './keys.js';
@@ -117,7 +118,16 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     lanes,
     fleet,
     weights,
-    rollouts: new RolloutService({ redis, keys, limits, queues, lanes, fleet, weights, logger }),
+    rollouts: new RolloutService({
+      redis,
+      keys,
+      limits,
+      queues,
+      lanes,
+      capacity: new FleetCapacity({ fleet, redis, keys }),
+      weights,
+      logger,
+    }),
     jobs: new JobStatusReader(queues, blobs),
     metrics,
     routes,

@@ -53,6 +53,11 @@ function parseJson(text: string | null): unknown {
  */
 export class FleetReader {
   readonly #options: FleetReaderOptions;
+  /** The last manifest read per worker: its JSON and the parsed value (parsed again on change). */
+  readonly #manifests = new Map<
+    string,
+    { readonly text: string; readonly manifest: WorkerManifest }
+  >();
 
   constructor(options: FleetReaderOptions) {
     this.#options = options;
@@ -60,9 +65,21 @@ export class FleetReader {
 
   /** Every registered worker, sorted by id; prunes long-dead and manifest-less entries. */
   async workers(): Promise<WorkerView[]> {
+    const { views, missing } = await this.#read();
+    const forgotten = await this.#prune(views, missing);
+    return views.filter((view) => !forgotten.has(view.workerId));
+  }
+
+  /** Every registered worker with a valid manifest, sorted by id, without pruning (no writes). */
+  async read(): Promise<WorkerView[]> {
+    return (await this.#read()).views;
+  }
+
+  async #read(): Promise<{ views: WorkerView[]; missing: string[] }> {
     const { redis, keys, logger } = this.#options;
     const ids = (await redis.smembers(keys.workers)).sort();
-    if (ids.length === 0) return [];
+    for (const id of this.#manifests.keys()) if (!ids.includes(id)) this.#manifests.delete(id);
+    if (ids.length === 0) return { views: [], missing: [] };
     const pipeline = redis.pipeline();
     for (const id of ids) pipeline.get(keys.worker(id)).get(keys.heartbeat(id));
     const replies = (await pipeline.exec()) ?? [];
@@ -78,11 +95,8 @@ export class FleetReader {
         missing.push(workerId);
         return;
       }
-      const manifest = WorkerManifestSchema.safeParse(parseJson(manifestText as string));
-      if (!manifest.success || manifest.data.workerId !== workerId) {
-        logger.warn({ workerId, issues: manifest.error?.issues }, 'ignoring a malformed manifest');
-        return;
-      }
+      const manifest = this.#parseManifest(workerId, manifestText as string);
+      if (manifest === undefined) return;
       const beat =
         beatText === null
           ? undefined
@@ -93,12 +107,28 @@ export class FleetReader {
       views.push({
         workerId,
         alive: beatText !== null,
-        manifest: manifest.data,
+        manifest,
         ...(beat?.success === true ? { heartbeat: beat.data } : {}),
       });
     });
-    const forgotten = await this.#prune(views, missing);
-    return views.filter((view) => !forgotten.has(view.workerId));
+    return { views, missing };
+  }
+
+  /** A worker's manifest, validated once per distinct JSON text; undefined when malformed. */
+  #parseManifest(workerId: string, text: string): WorkerManifest | undefined {
+    const known = this.#manifests.get(workerId);
+    if (known?.text === text) return known.manifest;
+    const parsed = WorkerManifestSchema.safeParse(parseJson(text));
+    if (!parsed.success || parsed.data.workerId !== workerId) {
+      this.#manifests.delete(workerId);
+      this.#options.logger.warn(
+        { workerId, issues: parsed.error?.issues },
+        'ignoring a malformed manifest',
+      );
+      return undefined;
+    }
+    this.#manifests.set(workerId, { text, manifest: parsed.data });
+    return parsed.data;
   }
 
   /** Only the live workers. */

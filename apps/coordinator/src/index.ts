@@ -21,8 +21,10 @@ export { capabilityMatrix, laneCapacities, summarizeWorkers } from './fleet-view
 export type { LaneCapacity, MatrixCell, WorkerSummary } from './fleet-views.js';
 export { versionStatus } from './weight-registry.js';
 export type { VersionReport, VersionStatus, WeightReport } from './weight-registry.js';
-export { JOB_ATTEMPTS, JOB_RETENTION_SECONDS, judgeWorkers } from './rollout-service.js';
-export type { EnqueuedRollout, WorkerVerdict } from './rollout-service.js';
+export { JOB_ATTEMPTS, JOB_RETENTION_SECONDS } from './rollout-service.js';
+export type { EnqueuedRollout } from './rollout-service.js';
+export { FleetCapacity, judgeWorkers } from './fleet-capacity.js';
+export type { CapacityCheck, WorkerVerdict } from './fleet-capacity.js';
 export { COORDINATOR_VERSION } from './version.js';
 export {
   RolloutListItemSchema,

@@ -1,9 +1,7 @@
-import { fleetKeys, fleetKeyPart, type FleetKeys } from '@flowfleet/protocol';
+import { fleetKeys, type FleetKeys } from '@flowfleet/protocol';
 
 /** Every Redis key the coordinator touches: the shared fleet layout plus its private keys. */
 export interface CoordinatorKeys extends FleetKeys {
-  /** String (with a TTL): the lane a rollout job id was enqueued on. */
-  job(jobId: string): string;
   /** Hash: worker id → epoch ms when a coordinator first saw it dead (for pruning). */
   readonly deadWorkers: string;
   /** Set: every component that was ever synced (so metrics need no SCAN). */
@@ -18,7 +16,6 @@ export function coordinatorKeys(prefix: string): CoordinatorKeys {
   const shared = fleetKeys(prefix);
   return {
     ...shared,
-    job: (jobId) => `${shared.tag}:job:${fleetKeyPart('job id', jobId)}`,
     deadWorkers: `${shared.tag}:dead-workers`,
     weightComponents: `${shared.tag}:weight-components`,
   };

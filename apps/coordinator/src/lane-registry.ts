@@ -11,6 +11,8 @@ export class LaneRegistry {
   readonly #redis: Redis;
   readonly #keys: CoordinatorKeys;
   readonly #logger: Logger;
+  /** Lanes known to be recorded (a lane record is never deleted), so they are not written again. */
+  readonly #recorded = new Set<string>();
 
   constructor(redis: Redis, keys: CoordinatorKeys, logger: Logger) {
     this.#redis = redis;
@@ -20,17 +22,28 @@ export class LaneRegistry {
 
   /**
    * Records `lane` with its requirements; announces it when it is new. Returns true when new.
-   * HSETNX makes concurrent coordinators agree on one record and one announcement.
+   * HSETNX makes concurrent coordinators agree on one record and one announcement; a lane this
+   * coordinator has seen recorded costs nothing.
    */
   async record(lane: string, requirements: Requirements): Promise<boolean> {
+    if (this.#recorded.has(lane)) return false;
     const spec: LaneSpec = { lane, requirements, createdAt: new Date().toISOString() };
     const json = JSON.stringify(spec);
     const created = await this.#redis.hsetnx(this.#keys.lanes, lane, json);
+    this.#recorded.add(lane);
     if (created === 1) {
       await this.#redis.publish(this.#keys.laneChannel, json);
       this.#logger.info({ lane, requirements }, 'recorded a new lane');
     }
     return created === 1;
+  }
+
+  /** True when `lane` is recorded (asked of Redis once, then known). */
+  async isRecorded(lane: string): Promise<boolean> {
+    if (this.#recorded.has(lane)) return true;
+    const exists = (await this.#redis.hexists(this.#keys.lanes, lane)) === 1;
+    if (exists) this.#recorded.add(lane);
+    return exists;
   }
 
   /** Every recorded lane, sorted by name; malformed records are logged and left out. */

@@ -1,20 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import { FlowfleetError } from '@flowfleet/errors';
 import {
-  laneForRequirements,
-  manifestSatisfies,
+  laneOfJobId,
   parseOrThrow,
-  requirementsFor,
-  rolloutJobSchema,
+  rolloutJobFor,
   rolloutRequestSchema,
   type Limits,
-  type Requirements,
-  type RolloutJob,
   type RolloutRequest,
 } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { FleetReader, WorkerView } from './fleet-reader.js';
+import type { FleetCapacity } from './fleet-capacity.js';
 import type { CoordinatorKeys } from './keys.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
@@ -29,7 +24,7 @@ export interface EnqueuedRollout {
   readonly eligibleWorkers: number;
 }
 
-/** How long job records (BullMQ job, id → lane) are kept after they finish. */
+/** How long BullMQ keeps a finished job (its stored result files stay). */
 export const JOB_RETENTION_SECONDS = 7 * 24 * 3600;
 
 /** BullMQ retry policy: at-least-once, a retried attempt reproduces the same trajectory. */
@@ -42,45 +37,19 @@ export interface RolloutServiceOptions {
   readonly limits: Limits;
   readonly queues: LaneQueues;
   readonly lanes: LaneRegistry;
-  readonly fleet: FleetReader;
+  readonly capacity: FleetCapacity;
   readonly weights: WeightRegistry;
   readonly logger: Logger;
-}
-
-/** One live worker's verdict on a job's requirements. */
-export interface WorkerVerdict {
-  readonly workerId: string;
-  readonly ok: boolean;
-  readonly reasons: readonly string[];
-}
-
-/** Which live workers satisfy `requirements`, with every other worker's reasons. */
-export function judgeWorkers(
-  workers: readonly WorkerView[],
-  requirements: Requirements,
-): WorkerVerdict[] {
-  return workers
-    .filter((worker) => worker.alive)
-    .map((worker) => {
-      const verdict = manifestSatisfies(worker.manifest, requirements);
-      return {
-        workerId: worker.workerId,
-        ok: verdict.ok,
-        reasons: verdict.ok ? [] : verdict.reasons,
-      };
-    });
 }
 
 /** Enqueues rollouts onto their lanes (DESIGN.md §5 "Requirements and lanes"). */
 export class RolloutService {
   readonly #options: RolloutServiceOptions;
   readonly #requestSchema: ReturnType<typeof rolloutRequestSchema>;
-  readonly #jobSchema: ReturnType<typeof rolloutJobSchema>;
 
   constructor(options: RolloutServiceOptions) {
     this.#options = options;
     this.#requestSchema = rolloutRequestSchema(options.limits);
-    this.#jobSchema = rolloutJobSchema(options.limits);
   }
 
   /**
@@ -97,9 +66,14 @@ export class RolloutService {
       'PROTO_INVALID_REQUEST',
       'rollout request',
     );
-    const requirements = requirementsFor(request);
-    const lane = laneForRequirements(requirements);
-    const unmet = await this.#options.weights.unavailable(request.weights);
+    // Built from the validated request, the payload passes the workers' job schema by
+    // construction (rolloutJobFor's property test); its id names its lane.
+    const job = rolloutJobFor(request);
+    const { id, lane, requirements } = job;
+    const [unmet, capacity] = await Promise.all([
+      this.#options.weights.unavailable(request.weights),
+      this.#options.capacity.check(lane, requirements),
+    ]);
     if (unmet.length > 0) {
       throw new FlowfleetError(
         'API_WEIGHT_VERSION_UNAVAILABLE',
@@ -107,9 +81,8 @@ export class RolloutService {
         { details: { unmet } },
       );
     }
-    const verdicts = judgeWorkers(await this.#options.fleet.workers(), requirements);
-    const eligible = verdicts.filter((verdict) => verdict.ok).length;
-    if (eligible === 0 && !request.waitForCapacity) {
+    if (capacity.eligible === 0 && !request.waitForCapacity) {
+      const verdicts = capacity.verdicts ?? [];
       throw new FlowfleetError(
         'API_NO_CAPACITY',
         verdicts.length === 0
@@ -118,30 +91,37 @@ export class RolloutService {
         { details: { lane, requirements, workers: verdicts } },
       );
     }
-    const id = randomUUID();
-    const job: RolloutJob = parseOrThrow(
-      this.#jobSchema,
-      { id, lane, request, requirements, enqueuedAt: new Date().toISOString() },
-      'PROTO_INVALID_JOB',
-      'rollout job',
-    );
-    const { redis, keys, lanes, queues, logger } = this.#options;
-    await lanes.record(lane, requirements);
-    // The id → lane record comes first, so a status query never sees a job it cannot locate.
-    await redis.set(keys.job(id), lane, 'EX', JOB_RETENTION_SECONDS);
-    await queues.get(lane).add('rollout', job, {
-      jobId: id,
-      attempts: JOB_ATTEMPTS,
-      backoff: { type: 'exponential', delay: 1_000 },
-      removeOnComplete: { age: JOB_RETENTION_SECONDS },
-      removeOnFail: { age: JOB_RETENTION_SECONDS },
-    });
-    logger.info({ jobId: id, lane, eligibleWorkers: eligible }, 'enqueued a rollout');
-    return { id, lane, status: 'queued', eligibleWorkers: eligible };
+    const { lanes, queues, logger } = this.#options;
+    // The lane record (first use only) goes out before the job on the same connection, so a
+    // worker that learns of the lane finds it recorded; both in one round trip.
+    await Promise.all([
+      lanes.record(lane, requirements),
+      queues.get(lane).add('rollout', job, {
+        jobId: id,
+        attempts: JOB_ATTEMPTS,
+        backoff: { type: 'exponential', delay: 1_000 },
+        removeOnComplete: { age: JOB_RETENTION_SECONDS },
+        removeOnFail: { age: JOB_RETENTION_SECONDS },
+      }),
+    ]);
+    logger.info({ jobId: id, lane, eligibleWorkers: capacity.eligible }, 'enqueued a rollout');
+    return { id, lane, status: 'queued', eligibleWorkers: capacity.eligible };
   }
 
-  /** The lane a job id was enqueued on, or undefined for an unknown id. */
+  /**
+   * The lane of job `id`: the lane its id names, when that lane is recorded (so no request can
+   * make the coordinator open queues for lanes that do not exist). Undefined otherwise.
+   */
   async laneOf(id: string): Promise<string | undefined> {
-    return (await this.#options.redis.get(this.#options.keys.job(id))) ?? undefined;
+    const lane = laneOfJobId(id);
+    if (lane === undefined || !(await this.#options.lanes.isRecorded(lane))) return undefined;
+    return lane;
+  }
+
+  /** True while BullMQ holds job `id` (queued, running, or finished within the retention). */
+  async exists(id: string): Promise<boolean> {
+    const lane = await this.laneOf(id);
+    if (lane === undefined) return false;
+    return (await this.#options.redis.exists(this.#options.queues.get(lane).toKey(id))) === 1;
   }
 }

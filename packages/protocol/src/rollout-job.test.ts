@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveLimits } from './limits.js';
 import { laneForRequirements, requirementsFor } from './requirements.js';
-import { RolloutJobSchema, rolloutJobSchema } from './rollout-job.js';
+import { RolloutJobSchema, rolloutJobFor, rolloutJobSchema } from './rollout-job.js';
 import { RolloutRequestSchema } from './rollout-request.js';
 import { WorkerHeartbeatSchema } from './worker-heartbeat.js';
 
@@ -14,7 +15,7 @@ const request = RolloutRequestSchema.parse({
 });
 const requirements = requirementsFor(request);
 const JOB = {
-  id: '0b7c7c1e-5d1a-4a53-9d42-3f0c5b2b9a10',
+  id: `${laneForRequirements(requirements)}.0b7c7c1e-5d1a-4a53-9d42-3f0c5b2b9a10`,
   lane: laneForRequirements(requirements),
   request,
   requirements,
@@ -35,9 +36,13 @@ describe('RolloutJobSchema', () => {
     expect(RolloutJobSchema.parse(JOB).request.weights).toEqual({ dit: { min: 3 } });
   });
 
-  it('rejects a lane that is not the hash of the requirements', () => {
+  it('rejects a lane that is not the hash of the requirements, and an id that names another lane', () => {
     const other = laneForRequirements({ ...requirements, devices: ['cpu'] });
-    expect(paths(RolloutJobSchema.safeParse({ ...JOB, lane: other }))).toEqual(['lane']);
+    const moved = { ...JOB, lane: other, id: JOB.id.replace(JOB.lane, other) };
+    expect(paths(RolloutJobSchema.safeParse(moved))).toEqual(['lane']);
+    expect(paths(RolloutJobSchema.safeParse({ ...JOB, lane: other }))).toEqual(['id', 'lane']);
+    const plainUuid = { ...JOB, id: '0b7c7c1e-5d1a-4a53-9d42-3f0c5b2b9a10' };
+    expect(paths(RolloutJobSchema.safeParse(plainUuid))).toEqual(['id']);
   });
 
   it('rejects a tampered request and requirements for another model', () => {
@@ -50,6 +55,7 @@ describe('RolloutJobSchema', () => {
           ...JOB,
           requirements: foreign,
           lane: laneForRequirements(foreign),
+          id: JOB.id.replace(JOB.lane, laneForRequirements(foreign)),
         }),
       ),
     ).toEqual(['requirements.model']);
@@ -72,5 +78,60 @@ describe('WorkerHeartbeatSchema', () => {
   it('rejects negative activity and malformed lanes', () => {
     const beat = { workerId: 'w-1', at: '2026-11-30T05:35:00Z', activeJobs: -1, lanes: ['x'] };
     expect(paths(WorkerHeartbeatSchema.safeParse(beat))).toEqual(['activeJobs', 'lanes.0']);
+  });
+});
+
+/** Valid request bodies across the whole space the schema accepts (defaults left to it). */
+const requestBodyArb = fc.record(
+  {
+    model: fc.constantFrom('wan21-mini', 'wan21-1.3b', 'm.x-1'),
+    prompt: fc.string({ minLength: 1, maxLength: 40 }),
+    seeds: fc.uniqueArray(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), {
+      minLength: 1,
+      maxLength: 8,
+    }),
+    steps: fc.integer({ min: 1, max: 100 }),
+    sampler: fc.constantFrom('sde', 'ode'),
+    guidanceScale: fc.double({ min: 0, max: 100, noNaN: true }),
+    noiseLevel: fc.double({ min: 0.01, max: 10, noNaN: true }),
+    shift: fc.double({ min: 0.01, max: 100, noNaN: true }),
+    shape: fc.record({
+      frames: fc.integer({ min: 1, max: 8 }),
+      height: fc.integer({ min: 1, max: 32 }),
+      width: fc.integer({ min: 1, max: 32 }),
+    }),
+    weights: fc.dictionary(
+      fc.constantFrom('dit', 'text_encoder'),
+      fc.oneof(
+        fc.record({ min: fc.integer({ min: 1, max: 1_000 }) }),
+        fc.record({ exact: fc.integer({ min: 1, max: 1_000 }) }),
+      ),
+    ),
+    constraints: fc.record(
+      {
+        devices: fc.uniqueArray(fc.constantFrom('cpu', 'cuda'), { minLength: 1 }),
+        minArch: fc.record(
+          { cpu: fc.constantFrom('x86-64-v2', 'x86-64-v3'), cuda: fc.constantFrom('sm80', 'sm90') },
+          { requiredKeys: [] },
+        ),
+      },
+      { requiredKeys: [] },
+    ),
+    waitForCapacity: fc.boolean(),
+  },
+  { requiredKeys: ['model', 'prompt', 'seeds'] },
+);
+
+describe('rolloutJobFor', () => {
+  it('builds a payload that always passes the schema workers check on dequeue', () => {
+    fc.assert(
+      fc.property(requestBodyArb, (body) => {
+        const request = RolloutRequestSchema.parse(body);
+        const job = rolloutJobFor(request);
+        expect(RolloutJobSchema.parse(JSON.parse(JSON.stringify(job)))).toEqual(job);
+        expect(job.requirements).toEqual(requirementsFor(request));
+      }),
+      { numRuns: 300 },
+    );
   });
 });

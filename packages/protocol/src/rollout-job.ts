@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { IdSchema, TimestampSchema } from './atoms.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
-import { laneForRequirements, RequirementsSchema } from './requirements.js';
-import { rolloutRequestSchema } from './rollout-request.js';
+import { laneForRequirements, requirementsFor, RequirementsSchema } from './requirements.js';
+import { laneOfJobId, newRolloutJobId } from './rollout-job-id.js';
+import { rolloutRequestSchema, type RolloutRequest } from './rollout-request.js';
 
 /**
  * The BullMQ job payload of one rollout under `limits`: the parsed request (its weight
  * requirement travels here, not in the lane), the requirements it was routed by, and its lane.
- * Validated on enqueue and again on dequeue (Redis data is untrusted); the lane must be the hash
- * of the requirements.
+ * Workers validate it on dequeue (Redis data is untrusted); the lane must be the hash of the
+ * requirements and the id must name the lane.
  */
 export function rolloutJobSchema(limits: Limits = DEFAULT_LIMITS) {
   return z
@@ -18,6 +19,10 @@ export function rolloutJobSchema(limits: Limits = DEFAULT_LIMITS) {
       request: rolloutRequestSchema(limits),
       requirements: RequirementsSchema,
       enqueuedAt: TimestampSchema,
+    })
+    .refine((job) => laneOfJobId(job.id) === job.lane, {
+      message: 'the id does not name the lane (lane-<hash>.<uuid>)',
+      path: ['id'],
     })
     .refine((job) => job.lane === laneForRequirements(job.requirements), {
       message: 'the lane is not the hash of the requirements',
@@ -33,3 +38,21 @@ export function rolloutJobSchema(limits: Limits = DEFAULT_LIMITS) {
 export const RolloutJobSchema = rolloutJobSchema(DEFAULT_LIMITS);
 /** The BullMQ job payload of one rollout. */
 export type RolloutJob = z.output<typeof RolloutJobSchema>;
+
+/**
+ * The job payload of a request that passed `rolloutRequestSchema`: the request, its requirements,
+ * their lane, and a new id naming that lane. Built only here, the payload satisfies
+ * `rolloutJobSchema` by construction (a property test holds it to that), so the enqueue path does
+ * not parse it again; workers do, on dequeue.
+ */
+export function rolloutJobFor(request: RolloutRequest, enqueuedAt = new Date()): RolloutJob {
+  const requirements = requirementsFor(request);
+  const lane = laneForRequirements(requirements);
+  return {
+    id: newRolloutJobId(lane),
+    lane,
+    request,
+    requirements,
+    enqueuedAt: enqueuedAt.toISOString(),
+  };
+}

@@ -75,7 +75,7 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
       const { id } = parseOrThrow(JobIdParamsSchema, request.params, 'API_INVALID_PARAMS', 'path');
       const opened = await blobs.openResult(id, 'result.safetensors');
       if (opened === undefined) {
-        if ((await rollouts.laneOf(id)) === undefined) throw jobNotFound(id);
+        if (!(await rollouts.exists(id))) throw jobNotFound(id);
         throw new FlowfleetError('API_RESULT_NOT_FOUND', `rollout ${id} has no stored result yet`, {
           details: { id },
         });
@@ -119,7 +119,7 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
           'path',
         );
         const summaryBytes = summaryLength(request.headers[SUMMARY_BYTES_HEADER], limits);
-        if ((await rollouts.laneOf(id)) === undefined) throw jobNotFound(id);
+        if (!(await rollouts.exists(id))) throw jobNotFound(id);
         const body = rawBodyStream(request, limits.maxBodyBytes + limits.maxBlobBytes);
         const { head, rest } = await splitBody(body, summaryBytes);
         // Small and structured: validated before anything is stored (zod at the edge).
