@@ -6,10 +6,12 @@ import {
   WorkerHeartbeatSchema,
   WorkerManifestSchema,
 } from '@flowfleet/protocol';
+import { LOAD_BEAT_INTERVAL_MS } from '@flowfleet/worker';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
-import { addJob, laneEvents, requirementsOf } from './direct-jobs.js';
+import { addJob, laneEvents, recordLane, requirementsOf } from './direct-jobs.js';
 import { startTestFleet, tinyRollout, waitUntil } from './fleet-fixture.js';
 
 let server: RedisServer;
@@ -81,13 +83,82 @@ describe('running jobs', () => {
       const progress = (await laneEvents(fleet.redis, fleet.prefix, lane))
         .filter((event) => event['event'] === 'progress' && event['jobId'] === id)
         .map((event) => JSON.parse(event['data'] ?? 'null') as unknown);
+      // A fresh job starts at step 0 without a write; each denoise step is reported.
       expect(progress).toEqual([
-        { step: 0, steps: 3 },
         { step: 1, steps: 3 },
         { step: 2, steps: 3 },
         { step: 3, steps: 3 },
       ]);
     } finally {
+      await fleet.close();
+    }
+  });
+
+  it('starts a retried job back at step 0 before its first denoise step', async () => {
+    const fleet = await startTestFleet(server.url, 'jobs-progress-retry');
+    try {
+      const body = tinyRollout({ steps: 2 });
+      const requirements = requirementsOf(body);
+      await recordLane(fleet.redis, fleet.prefix, requirements, false);
+      const { id, lane } = await addJob(fleet.redis, fleet.prefix, body, requirements);
+      // Where an earlier attempt that died after its first step left the job.
+      const queue = new Queue(lane, {
+        connection: fleet.redis,
+        prefix: coordinatorKeys(fleet.prefix).bullPrefix,
+      });
+      try {
+        await (await queue.getJob(id))?.updateProgress({ step: 1, steps: 2 });
+      } finally {
+        await queue.close();
+      }
+      await fleet.startWorker();
+      const done = await fleet.waitForCompletion(id);
+      expect(done.progress).toEqual({ step: 2, steps: 2 });
+      const progress = (await laneEvents(fleet.redis, fleet.prefix, lane))
+        .filter((event) => event['event'] === 'progress' && event['jobId'] === id)
+        .map((event) => JSON.parse(event['data'] ?? 'null') as unknown);
+      expect(progress).toEqual([
+        { step: 1, steps: 2 },
+        { step: 0, steps: 2 },
+        { step: 1, steps: 2 },
+        { step: 2, steps: 2 },
+      ]);
+    } finally {
+      await fleet.close();
+    }
+  });
+
+  it('shows load changes in the heartbeat within its interval, with a few writes for many jobs', async () => {
+    const fleet = await startTestFleet(server.url, 'jobs-load-beats');
+    const events = new Redis(server.url);
+    try {
+      // A long TTL: the periodic beat (every TTL/3) stays out of the count.
+      const worker = await fleet.startWorker({ concurrency: 2, heartbeatTtlMs: 120_000 });
+      const key = coordinatorKeys(fleet.prefix).heartbeat(worker.workerId);
+      await fleet.redis.config('SET', 'notify-keyspace-events', 'K$');
+      let writes = 0;
+      events.on('message', () => (writes += 1));
+      await events.subscribe(`__keyspace@0__:${key}`);
+      const started = performance.now();
+      const jobs = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => fleet.enqueue(tinyRollout({ seeds: [100 + i] }))),
+      );
+      for (const { id } of jobs) await fleet.waitForCompletion(id);
+      const beat = async () =>
+        WorkerHeartbeatSchema.parse(JSON.parse((await fleet.redis.get(key)) ?? '{}'));
+      // The last change (nothing running) shows within one interval after it.
+      await waitUntil(
+        async () => ((await beat()).activeJobs === 0 ? true : undefined),
+        'idle beat',
+      );
+      const elapsedMs = performance.now() - started;
+      // 16 jobs are 32 load changes; beats are at most one per interval, plus the trailing one.
+      expect(writes).toBeGreaterThanOrEqual(1);
+      expect(writes).toBeLessThanOrEqual(Math.ceil(elapsedMs / LOAD_BEAT_INTERVAL_MS) + 2);
+      expect(writes).toBeLessThan(32);
+    } finally {
+      await fleet.redis.config('SET', 'notify-keyspace-events', '');
+      events.disconnect();
       await fleet.close();
     }
   });

@@ -191,7 +191,7 @@ class FleetWorker implements FlowfleetWorker {
       pollIntervalMs: options.pollIntervalMs,
       run: (lane, job, signal) => runner.run(lane, job, signal),
       logger,
-      onChange: () => void this.#registration?.beat(),
+      onChange: () => this.#registration?.beatSoon(),
     });
     this.#lanes = lanes;
     const watcher = new LaneWatcher({

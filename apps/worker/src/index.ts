@@ -20,5 +20,6 @@ export { backendName, deterministicResultBytes, summarizeRollout } from './rollo
 export { isUnrecoverable, toJobError } from './job-failure.js';
 export { ConcurrencyGate } from './concurrency-gate.js';
 export { workerKeys } from './keys.js';
+export { LOAD_BEAT_INTERVAL_MS } from './worker-registration.js';
 export type { WorkerKeys } from './keys.js';
 export { WORKER_VERSION } from './version.js';

@@ -105,7 +105,7 @@ export class LaneServer {
       fetchable: {
         lane: spec.lane,
         fetch: async (token) => (await worker.getNextJob(token, { block: false })) ?? undefined,
-        process: (job, token) => worker.processJob(job, token, () => false),
+        process: (job, token, fetchNext) => worker.processJob(job, token, fetchNext),
       },
     });
     await this.#waker.watch(worker.keys.events ?? worker.toKey('events'));

@@ -1,6 +1,7 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import type { PlatformFacts } from '@flowfleet/platform';
 import {
+  JobProgressSchema,
   manifestSatisfies,
   parseOrThrow,
   rolloutJobSchema,
@@ -32,6 +33,8 @@ import { retryWithBackoff } from './retry.js';
 export interface RunnableJob {
   readonly id?: string | undefined;
   readonly data: unknown;
+  /** What the last attempt reported (BullMQ starts every job at 0). */
+  readonly progress?: unknown;
   updateProgress(progress: JobProgress): Promise<unknown>;
 }
 
@@ -84,7 +87,9 @@ export class RolloutJobRunner {
     const { request } = data;
     const steps = request.sigmas === undefined ? request.steps : request.sigmas.length - 1;
     const progress = new ProgressReporter(job, steps, logger);
-    progress.report(0);
+    // A fresh job already shows step 0; a retried one still shows where the last attempt got.
+    const left = JobProgressSchema.safeParse(job.progress);
+    if (left.success && left.data.step > 0) progress.report(0);
     const instance = this.#options.instance(request.model);
     const result = await this.#runOnRequiredWeights(instance, data, progress, signal);
     await progress.flush();

@@ -3,6 +3,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { WorkerKeys } from './keys.js';
 
+/** Load changes closer together than this share one heartbeat write. */
+export const LOAD_BEAT_INTERVAL_MS = 200;
+
 /** What the registration reads each time it writes. */
 export interface RegistrationOptions {
   readonly redis: Redis;
@@ -25,6 +28,8 @@ export interface RegistrationOptions {
 export class WorkerRegistration {
   readonly #options: RegistrationOptions;
   #timer: NodeJS.Timeout | undefined;
+  #soonTimer: NodeJS.Timeout | undefined;
+  #lastBeatAt = Number.NEGATIVE_INFINITY;
   #closed = false;
   #manifestWrite: Promise<void> = Promise.resolve();
 
@@ -58,9 +63,28 @@ export class WorkerRegistration {
     return this.#manifestWrite;
   }
 
-  /** Refreshes the heartbeat now (also called on every load change worth showing quickly). */
+  /**
+   * Shows a load change soon: a beat now, or, when one went out less than
+   * `LOAD_BEAT_INTERVAL_MS` ago, one beat at the end of that interval for every change in it (a
+   * worker finishing thousands of short jobs a second writes a few heartbeats, not thousands).
+   */
+  beatSoon(): void {
+    if (this.#closed || this.#soonTimer !== undefined) return;
+    const waitMs = this.#lastBeatAt + LOAD_BEAT_INTERVAL_MS - performance.now();
+    if (waitMs <= 0) {
+      void this.beat();
+      return;
+    }
+    this.#soonTimer = setTimeout(() => {
+      this.#soonTimer = undefined;
+      void this.beat();
+    }, waitMs);
+  }
+
+  /** Refreshes the heartbeat now. */
   async beat(): Promise<void> {
     if (this.#closed) return;
+    this.#lastBeatAt = performance.now();
     const { redis, keys, workerId, heartbeatTtlMs, logger } = this.#options;
     try {
       await redis.set(
@@ -79,6 +103,7 @@ export class WorkerRegistration {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#soonTimer);
     await this.#manifestWrite;
     const { redis, keys, workerId } = this.#options;
     await redis.del(keys.heartbeat(workerId));
