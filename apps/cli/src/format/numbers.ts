@@ -13,9 +13,13 @@ export function signed(value: number, decimals = 3): string {
   return value >= 0 && !text.startsWith('-') ? `+${text}` : text;
 }
 
-/** The first 8 characters of an id (UUIDs are unique enough there for a table). */
+/**
+ * The first 8 characters of an id's unique part: a rollout id is `<lane>.<uuid>`, so the part
+ * after the last dot (8 hex digits of a UUID are unique enough for a table).
+ */
 export function shortId(id: string): string {
-  return id.length > 8 ? id.slice(0, 8) : id;
+  const unique = id.slice(id.lastIndexOf('.') + 1);
+  return unique.length > 8 ? unique.slice(0, 8) : unique;
 }
 
 /** Bytes for people: `512 B`, `3.1 KiB`, `12.0 MiB`. */

@@ -230,7 +230,7 @@ export const DASHBOARD_SCRIPT = String.raw`
       ['id', 'status', 'progress', 'model', 'prompt', h('th', { class: 'num', text: 'group' }), 'worker', h('th', { class: 'num', text: 'attempts' }), 'lane', h('th', { class: 'num', text: 'age' })],
       list.rollouts.map(function (r) {
         return h('tr', { 'data-rollout': r.id }, [
-          h('td', { class: 'mono', title: r.id, text: r.id.slice(0, 8) }),
+          h('td', { class: 'mono', title: r.id, text: r.id.slice(r.id.lastIndexOf('.') + 1).slice(0, 8) }),
           h('td', { title: r.error ? r.error.code + ': ' + r.error.message : undefined }, [badge(r.status)]),
           h('td', {}, [bar(r.progress.step, r.progress.steps, r.progress.step + ' / ' + r.progress.steps)]),
           h('td', { text: r.model }),
