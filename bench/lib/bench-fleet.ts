@@ -68,6 +68,7 @@ function observedBlobStore(
       return written;
     },
     openResult: (jobId, file) => inner.openResult(jobId, file),
+    close: () => inner.close(),
   };
 }
 

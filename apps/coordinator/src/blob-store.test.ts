@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isFlowfleetError } from '@flowfleet/errors';
@@ -15,6 +15,7 @@ beforeEach(async () => {
   await store.init();
 });
 afterEach(async () => {
+  await store.close();
   await rm(root, { recursive: true, force: true });
 });
 
@@ -66,5 +67,43 @@ describe('FsBlobStore', () => {
     ).toBe('{"a":1}');
     expect(await store.openResult('job-2', 'summary.json')).toBeUndefined();
     expect(await readdir(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('writes in-memory results on its writer threads: once under concurrent writers, conflicts refused', async () => {
+    const bytes = Buffer.from('tensor bytes');
+    const writes = await Promise.all(
+      Array.from({ length: 8 }, () => store.putResult('job-m', 'result.safetensors', [bytes], 100)),
+    );
+    expect(writes.filter((w) => w.status === 'created')).toHaveLength(1);
+    expect(writes.filter((w) => w.status === 'unchanged')).toHaveLength(7);
+    expect(writes[0]).toMatchObject({
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      sizeBytes: bytes.byteLength,
+    });
+    const conflict = await store
+      .putResult('job-m', 'result.safetensors', [Buffer.from('other bytes')], 100)
+      .catch((e: unknown) => e);
+    expect(isFlowfleetError(conflict, 'API_RESULT_CONFLICT')).toBe(true);
+    const tooLarge = await store
+      .putResult('job-n', 'result.safetensors', [Buffer.alloc(101)], 100)
+      .catch((e: unknown) => e);
+    expect(isFlowfleetError(tooLarge, 'API_BLOB_TOO_LARGE')).toBe(true);
+    expect(
+      (await readAll((await store.openResult('job-m', 'result.safetensors'))!.stream)).toString(),
+    ).toBe('tensor bytes');
+    expect(await store.openResult('job-n', 'result.safetensors')).toBeUndefined();
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('reports a filesystem error of a writer thread with its code and keeps working', async () => {
+    // A file where the job's directory should be: mkdir fails on the thread.
+    await writeFile(join(root, 'results', 'job-f'), 'not a directory');
+    const error = await store
+      .putResult('job-f', 'summary.json', [Buffer.from('{}')], 100)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as NodeJS.ErrnoException).code).toBe('EEXIST');
+    const next = await store.putResult('job-g', 'summary.json', [Buffer.from('{}')], 100);
+    expect(next.status).toBe('created');
   });
 });

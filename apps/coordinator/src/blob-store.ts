@@ -5,6 +5,13 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { FlowfleetError } from '@flowfleet/errors';
 import type { ResultFile } from '@flowfleet/protocol';
+import { BlobWriter } from './blob-writer.js';
+
+/**
+ * Results up to this size that arrive in memory are written by the writer threads (one message per
+ * file); larger ones, and streams, are streamed to disk on the event loop.
+ */
+export const SMALL_RESULT_BYTES = 4 * 1024 * 1024;
 
 /** Bytes to store: a request stream, or chunks already in memory. */
 export type ByteSource = AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
@@ -56,6 +63,8 @@ export interface BlobStore {
   ): Promise<ResultWrite>;
   /** Opens a job's result file, or undefined when absent. */
   openResult(jobId: string, file: ResultFile): Promise<OpenedObject | undefined>;
+  /** Releases what the store holds (threads, connections). Idempotent. */
+  close(): Promise<void>;
 }
 
 interface TempFile extends StoredObject {
@@ -72,9 +81,14 @@ function isErrno(error: unknown, code: string): boolean {
  */
 export class FsBlobStore implements BlobStore {
   readonly #root: string;
+  readonly #writer = new BlobWriter();
 
   constructor(root: string) {
     this.#root = root;
+  }
+
+  close(): Promise<void> {
+    return this.#writer.close();
   }
 
   async init(): Promise<void> {
@@ -105,6 +119,12 @@ export class FsBlobStore implements BlobStore {
     source: ByteSource,
     maxBytes: number,
   ): Promise<ResultWrite> {
+    if (Array.isArray(source)) {
+      const bytes = Buffer.concat(source as Uint8Array[]);
+      if (bytes.byteLength <= SMALL_RESULT_BYTES) {
+        return this.#putSmallResult(jobId, file, bytes, maxBytes);
+      }
+    }
     const temp = await this.#receive(source, maxBytes);
     const target = this.#resultPath(jobId, file);
     try {
@@ -136,6 +156,38 @@ export class FsBlobStore implements BlobStore {
 
   openResult(jobId: string, file: ResultFile): Promise<OpenedObject | undefined> {
     return this.#open(this.#resultPath(jobId, file));
+  }
+
+  /** putResult for bytes in memory: the whole create-once write is one writer-thread message. */
+  async #putSmallResult(
+    jobId: string,
+    file: ResultFile,
+    bytes: Buffer,
+    maxBytes: number,
+  ): Promise<ResultWrite> {
+    if (bytes.byteLength > maxBytes) {
+      throw new FlowfleetError(
+        'API_BLOB_TOO_LARGE',
+        `upload exceeds the limit of ${maxBytes} bytes`,
+        {
+          details: { maxBytes },
+        },
+      );
+    }
+    const written = await this.#writer.write({
+      dir: join(this.#root, 'results', jobId),
+      temp: join(this.#root, 'tmp', `${randomUUID()}.part`),
+      target: this.#resultPath(jobId, file),
+      bytes,
+    });
+    const stored = { sha256: written.sha256, sizeBytes: bytes.byteLength };
+    if (written.status === 'created') return { ...stored, status: 'created' };
+    if (written.storedSha256 === written.sha256) return { ...stored, status: 'unchanged' };
+    throw new FlowfleetError(
+      'API_RESULT_CONFLICT',
+      `job ${jobId} already has a different ${file}; results are written once`,
+      { details: { jobId, file, storedSha256: written.storedSha256, sentSha256: written.sha256 } },
+    );
   }
 
   #blobPath(sha256: string): string {

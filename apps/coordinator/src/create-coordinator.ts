@@ -155,6 +155,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
       const steps: [string, () => Promise<unknown>][] = [
         ['http server', () => closeHttp(app)],
         ['lane queues', () => queues.close()],
+        ['blob store', () => blobs.close()],
         ['redis', () => quitRedis(redis)],
       ];
       for (const [name, step] of steps) {

@@ -36,10 +36,13 @@ export function rawBodyStream(
  * @throws FlowfleetError `API_INVALID_BODY` when the body ends before `headBytes`
  */
 export async function splitBody(
-  source: AsyncIterable<Uint8Array>,
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   headBytes: number,
 ): Promise<{ head: Buffer; rest: AsyncIterable<Uint8Array> }> {
-  const iterator = source[Symbol.asyncIterator]();
+  const iterator =
+    Symbol.asyncIterator in source
+      ? source[Symbol.asyncIterator]()
+      : (source as Iterable<Uint8Array>)[Symbol.iterator]();
   const parts: Uint8Array[] = [];
   let size = 0;
   let carry: Uint8Array | undefined;
@@ -72,4 +75,19 @@ export async function splitBody(
     }
   })();
   return { head: Buffer.concat(parts, headBytes), rest };
+}
+
+/**
+ * The whole request body in memory (for bodies known to be small).
+ * @throws FlowfleetError `API_BLOB_TOO_LARGE` past `maxBytes`
+ */
+export async function collectBody(request: FastifyRequest, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let sizeBytes = 0;
+  for await (const chunk of rawBodyStream(request, maxBytes)) {
+    sizeBytes += chunk.byteLength;
+    if (sizeBytes > maxBytes) throw tooLarge(maxBytes);
+    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  }
+  return Buffer.concat(chunks, sizeBytes);
 }

@@ -8,11 +8,11 @@ import {
   rolloutRequestSchema,
   type Limits,
 } from '@flowfleet/protocol';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { JobIdParamsSchema } from '../api-schemas.js';
-import type { BlobStore } from '../blob-store.js';
+import { SMALL_RESULT_BYTES, type BlobStore, type ByteSource } from '../blob-store.js';
 import type { CoordinatorServices } from '../services.js';
-import { rawBodyStream, registerOctetStream, splitBody } from './raw-body.js';
+import { collectBody, rawBodyStream, registerOctetStream, splitBody } from './raw-body.js';
 
 function jobNotFound(id: string): FlowfleetError {
   return new FlowfleetError('API_JOB_NOT_FOUND', `no rollout job ${id}`, { details: { id } });
@@ -120,8 +120,7 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
         );
         const summaryBytes = summaryLength(request.headers[SUMMARY_BYTES_HEADER], limits);
         if (!(await rollouts.exists(id))) throw jobNotFound(id);
-        const body = rawBodyStream(request, limits.maxBodyBytes + limits.maxBlobBytes);
-        const { head, rest } = await splitBody(body, summaryBytes);
+        const { head, rest } = await readResultUpload(request, summaryBytes, limits);
         // Small and structured: validated before anything is stored (zod at the edge).
         jobs.validateSummary(id, head);
         const result = await blobs.putResult(id, 'result.safetensors', rest, limits.maxBlobBytes);
@@ -156,6 +155,28 @@ function summaryLength(header: string | string[] | undefined, limits: Limits): n
     );
   }
   return value;
+}
+
+/**
+ * The summary part of a result upload in memory, and the result part: in memory too when small
+ * (the store then writes it in one writer-thread message), else as the rest of the request stream.
+ * @throws FlowfleetError `API_INVALID_BODY` (body shorter than the summary), `API_BLOB_TOO_LARGE`
+ */
+async function readResultUpload(
+  request: FastifyRequest,
+  summaryBytes: number,
+  limits: Limits,
+): Promise<{ head: Buffer; rest: ByteSource }> {
+  const maxBytes = limits.maxBodyBytes + limits.maxBlobBytes;
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared <= summaryBytes + SMALL_RESULT_BYTES) {
+    const body = await collectBody(request, Math.min(maxBytes, summaryBytes + SMALL_RESULT_BYTES));
+    const { head, rest } = await splitBody([body], summaryBytes);
+    const parts: Uint8Array[] = [];
+    for await (const part of rest) parts.push(part);
+    return { head, rest: parts };
+  }
+  return splitBody(rawBodyStream(request, maxBytes), summaryBytes);
 }
 
 /** Stores summary.json unless an earlier attempt did (that one stands: it names who ran first). */
