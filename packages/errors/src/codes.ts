@@ -86,7 +86,7 @@ export const ERROR_CODES = {
     source: 'protocol',
     httpStatus: 500,
     summary:
-      'A lane spec fails its schema, or its name is not the hash of its requirements, or a lane hash is malformed.',
+      'A lane spec fails its schema, or its name is not the hash of its requirements, or a lane name or hash is malformed.',
   },
   PROTO_INVALID_KEY: {
     source: 'protocol',
@@ -171,7 +171,7 @@ export const ERROR_CODES = {
     source: 'coordinator',
     httpStatus: 409,
     summary:
-      'A result file for this job already exists with different bytes; results are written once.',
+      'The job already has a result.safetensors with different bytes; results are written once and nothing was written.',
   },
   API_BODY_TOO_LARGE: {
     source: 'coordinator',
@@ -356,7 +356,7 @@ export const ERROR_CODES = {
     source: 'worker',
     httpStatus: 503,
     summary:
-      'The coordinator did not accept a result file within the upload retry bound (unreachable, 5xx, rejected); the job is retried per its attempts.',
+      "The coordinator did not accept the job's result upload within the upload retry bound (unreachable, 5xx, rejected); the job is retried per its attempts.",
   },
   WORKER_RESULT_CONFLICT: {
     source: 'worker',
