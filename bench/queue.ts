@@ -1,21 +1,31 @@
 // bench:queue — no-op rollouts (a card whose forwards return zeros at once; 1 step, one 1×2×2
 // latent) through coordinator → lane → worker, against raw BullMQ (Queue.add + Worker with a
 // no-op processor) on the same Redis, in the same process, with the same job options, payload
-// shape and concurrency. Two enqueue paths of ours: the coordinator's HTTP API (POST /v1/rollouts,
-// what a trainer calls) and its RolloutService directly (the queue path without HTTP).
+// shape and concurrency. A second baseline, the floor (bench/lib/floor-path.ts), is raw BullMQ
+// plus only the I/O the design requires of any implementation: an HTTP request to enqueue and an
+// HTTP upload of the two result files into the same durable file store. Two enqueue paths of
+// ours: the coordinator's HTTP API through the SDK (what a trainer calls) and its RolloutService
+// directly (the queue path without HTTP).
 // Throughput: `BENCH_QUEUE_JOBS` jobs added with `BENCH_QUEUE_INFLIGHT` adds in flight, from the
-// first add to the last completed event; rounds interleave the three paths. Latency:
+// first add to the last completed event; rounds interleave the four paths. Latency:
 // `BENCH_QUEUE_LATENCY_JOBS` jobs one at a time (no backlog, whatever a path's capacity), add →
 // start of work (raw: the processor's first line; ours: the card's first forward), add →
 // completed event, and ours' stages in between. Prints tables, writes bench/results/queue.json.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WAN21_MINI } from '@flowfleet/models';
-import { laneForRequirements, requirementsFor, rolloutRequestSchema } from '@flowfleet/protocol';
+import { FlowfleetClient } from '@flowfleet/client';
+import {
+  laneForRequirements,
+  requirementsFor,
+  rolloutRequestSchema,
+  type RolloutRequestInput,
+} from '@flowfleet/protocol';
 import { Redis } from 'ioredis';
 import { percentile, printTable, round, writeResults } from './lib/bench-report.js';
 import {
+  BENCH_TOKENS,
   benchPrefix,
   closeWorkers,
   startBenchCoordinator,
@@ -29,6 +39,7 @@ import {
   tagOf,
   type Stage,
 } from './lib/job-tracker.js';
+import { startFloorPath } from './lib/floor-path.js';
 import { noopCard } from './lib/noop-card.js';
 import { oneAtATime, throughput, type QueuePath, type Throughput } from './lib/queue-phases.js';
 import { startRawPath } from './lib/raw-bullmq-path.js';
@@ -49,7 +60,7 @@ const SHAPE = { frames: 1, height: 2, width: 2 };
 const clock = new JobClock();
 const median = (values: readonly number[]): number => percentile(values, 50);
 
-function body(tag: number): Record<string, unknown> {
+function body(tag: number): RolloutRequestInput {
   return { model: CARD_ID, prompt: promptOf(tag), seeds: [1], steps: 1, shape: SHAPE };
 }
 
@@ -110,21 +121,14 @@ await runBench(async (teardown) => {
     watch: laneWatch,
     add: async (tag) => (await rollouts.enqueue(body(tag))).id,
   };
+  // What a trainer calls: the SDK's enqueueRollouts (POST /v1/rollouts, answer validated).
+  const trainer = FlowfleetClient.create({ baseUrl: coordinator.url, token: BENCH_TOKENS.trainer });
   const http: QueuePath = {
     name: 'ours: POST /v1/rollouts',
     watch: laneWatch,
-    add: async (tag) => {
-      const response = await coordinator.api('/v1/rollouts', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body(tag)),
-      });
-      const text = await response.text();
-      if (response.status !== 202) throw new Error(`enqueue: ${response.status} ${text}`);
-      return (JSON.parse(text) as { id: string }).id;
-    },
+    add: async (tag) => (await trainer.enqueueRollouts(body(tag))).id,
   };
-  const raw = await startRawPath({
+  const rawOptions = {
     redisUrl: redis.url,
     workers: WORKERS,
     concurrency: CONCURRENCY,
@@ -132,9 +136,20 @@ await runBench(async (teardown) => {
     requirements,
     clock,
     teardown,
+  };
+  const raw = await startRawPath(rawOptions);
+  // Ours first: the floor then writes result files of the sizes ours stored.
+  await throughput(clock, service, WARMUP_JOBS, INFLIGHT, stats);
+  const stored = join(blobDir, 'results', readdirSync(join(blobDir, 'results'))[0]!);
+  const floorDir = join(blobDir, 'floor');
+  const floor = await startFloorPath({
+    ...rawOptions,
+    blobDir: floorDir,
+    resultBytes: statSync(join(stored, 'result.safetensors')).size,
+    summaryBytes: statSync(join(stored, 'summary.json')).size,
   });
 
-  const paths = [raw, service, http];
+  const paths = [raw, floor, service, http];
   console.log(
     `redis-server ${redis.version}; ${WORKERS} worker(s) × concurrency ${CONCURRENCY}; ` +
       `${JOBS} jobs × ${ROUNDS} rounds per path, ${INFLIGHT} adds in flight; ` +
@@ -180,17 +195,19 @@ await runBench(async (teardown) => {
     };
   });
   type Row = (typeof summary)[number];
-  const [rawRow, serviceRow, httpRow] = summary as [Row, Row, Row];
-  const ratio = (row: Row) => round(row.jobsPerSec / rawRow.jobsPerSec, 3);
-  const delta = (row: Row) => round(row.addToStartP50Ms - rawRow.addToStartP50Ms, 3);
+  const [rawRow, floorRow, serviceRow, httpRow] = summary as [Row, Row, Row, Row];
+  const ratio = (row: Row, base = rawRow) => round(row.jobsPerSec / base.jobsPerSec, 3);
+  const delta = (row: Row, base = rawRow) => round(row.addToStartP50Ms - base.addToStartP50Ms, 3);
   printTable(
     summary.map((row) => ({
       path: row.path,
       'jobs/s': round(row.jobsPerSec, 0),
       'vs raw': ratio(row),
+      'vs floor': ratio(row, floorRow),
       'add→start p50 ms': round(row.addToStartP50Ms, 2),
       'p99 ms': round(row.addToStartP99Ms, 2),
       'Δp50 vs raw ms': round(delta(row), 2),
+      'Δp50 vs floor ms': round(delta(row, floorRow), 2),
       'add→done p50 ms': round(row.addToDoneP50Ms, 2),
       'done p99 ms': round(row.addToDoneP99Ms, 2),
       'redis cmds/job': round(row.redisCommandsPerJob, 1),
@@ -216,13 +233,19 @@ await runBench(async (teardown) => {
     figures: {
       throughputRatio: ratio(httpRow),
       throughputRatioQueuePath: ratio(serviceRow),
+      floorThroughputRatio: ratio(floorRow),
+      throughputRatioVsFloor: ratio(httpRow, floorRow),
       addToStartP50DeltaMs: delta(httpRow),
       addToStartP50DeltaMsQueuePath: delta(serviceRow),
+      floorAddToStartP50DeltaMs: delta(floorRow),
+      addToStartP50DeltaMsVsFloor: delta(httpRow, floorRow),
       addToStartP50Ms: round(httpRow.addToStartP50Ms, 3),
       addToStartP99Ms: round(httpRow.addToStartP99Ms, 3),
       rawAddToStartP50Ms: round(rawRow.addToStartP50Ms, 3),
       rawAddToStartP99Ms: round(rawRow.addToStartP99Ms, 3),
       rawThroughputPerSec: round(rawRow.jobsPerSec, 0),
+      floorThroughputPerSec: round(floorRow.jobsPerSec, 0),
+      floorAddToStartP50Ms: round(floorRow.addToStartP50Ms, 3),
       oursThroughputPerSec: round(httpRow.jobsPerSec, 0),
       oursQueuePathThroughputPerSec: round(serviceRow.jobsPerSec, 0),
       throughputGoalMet: ratio(httpRow) >= 0.9,
@@ -237,6 +260,10 @@ await runBench(async (teardown) => {
       addsInFlight: INFLIGHT,
       redis: redis.version,
       blobDir: process.env['BENCH_BLOB_PARENT'] ?? tmpdir(),
+      resultFileBytes: {
+        'result.safetensors': statSync(join(stored, 'result.safetensors')).size,
+        'summary.json': statSync(join(stored, 'summary.json')).size,
+      },
       card: `${CARD_ID}: no-op forwards, ${request.steps} step, latent ${SHAPE.frames}×${SHAPE.height}×${SHAPE.width}, CFG ${request.guidanceScale}, eager`,
       process: 'redis-server in its own process; coordinator, workers and driver in this one',
     },
