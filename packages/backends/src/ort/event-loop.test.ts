@@ -6,9 +6,10 @@ import { OrtWorkerPool } from './ort-worker-pool.js';
 import { ortSessionOptions } from './session-options.js';
 import { matmulChainModel, seededFloats } from './test-models.js';
 
-// 6 MatMuls of 512×512 at one intra-op thread: ~25 ms per forward on an idle 2-core box.
+// 12 MatMuls of 512×512 at one intra-op thread: ~35 ms per forward on an idle 2-core box (6 took
+// 16–25 ms: on a quiet machine too short to tell a blocked loop from a busy one at 20 ms).
 const SIZE = 512;
-const DEPTH = 6;
+const DEPTH = 12;
 const TICK_MS = 5;
 const RUNS_PER_WINDOW = 12;
 // Other processes share the 2 cores; a busy neighbour can deschedule the main thread for tens of
