@@ -31,6 +31,9 @@ function iso(epochMs: number | undefined): string | undefined {
   return epochMs === undefined || epochMs === 0 ? undefined : new Date(epochMs).toISOString();
 }
 
+/** Reads of a job that keeps moving before its state and record are taken as they stand. */
+const CONSISTENT_READ_ATTEMPTS = 3;
+
 /** A failed job's error: the worker stores the envelope JSON as BullMQ's failedReason. */
 export function errorFromFailedReason(failedReason: string | undefined): JobStatus['error'] {
   let value: unknown;
@@ -63,11 +66,7 @@ export class JobStatusReader {
    * result was stored; `PROTO_INVALID_JOB` when stored data fails its schema.
    */
   async status(id: string, lane: string): Promise<JobStatus> {
-    // State before record: a job that fails between the two reads then shows a stale state with
-    // a newer record (harmless), never a `failed` state with a pre-failure record (no reason).
-    const queue = this.#queues.get(lane);
-    const state = await queue.getJobState(id);
-    const job = state === 'unknown' ? undefined : ((await queue.getJob(id)) as Job | undefined);
+    const { state, job } = await this.#read(lane, id);
     if (job === undefined) {
       // Past BullMQ's retention the stored result still answers.
       const summary = await this.summary(id);
@@ -124,6 +123,23 @@ export class JobStatusReader {
       ...(startedAt !== undefined ? { startedAt } : {}),
       ...(finishedAt !== undefined ? { finishedAt } : {}),
     };
+  }
+
+  /**
+   * The job's state and record, consistent with each other: the state is read before and after the
+   * record and the pair is kept only when both reads agree (a job that moved in between — say
+   * finished, raising its attempt count — is read again), so a status never mixes a state with a
+   * record from another moment.
+   */
+  async #read(lane: string, id: string): Promise<{ state: string; job: Job | undefined }> {
+    const queue = this.#queues.get(lane);
+    let state = await queue.getJobState(id);
+    for (let attempt = 1; ; attempt++) {
+      const job = state === 'unknown' ? undefined : ((await queue.getJob(id)) as Job | undefined);
+      const after = await queue.getJobState(id);
+      if (after === state || attempt >= CONSISTENT_READ_ATTEMPTS) return { state: after, job };
+      state = after;
+    }
   }
 
   /**
