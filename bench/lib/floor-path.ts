@@ -5,16 +5,11 @@
 // two routes, a raw BullMQ Worker, node:http for both hops (httpExchange, as ours uses). Where
 // ours falls short of the floor is our overhead; where the floor falls short of raw BullMQ is
 // what the two HTTP hops and durable result files cost whatever the implementation.
-import { randomUUID } from 'node:crypto';
-import { FsBlobStore, JOB_ATTEMPTS, JOB_RETENTION_SECONDS } from '@flowfleet/coordinator';
+import { FsBlobStore } from '@flowfleet/coordinator';
 import { SUMMARY_BYTES_HEADER, httpExchange, type RolloutJob } from '@flowfleet/protocol';
-import { Queue, Worker } from 'bullmq';
 import Fastify from 'fastify';
-import { Redis } from 'ioredis';
-import { benchPrefix, deletePrefix } from './bench-fleet.js';
-import { CompletionWatch, promptOf, tagOf } from './job-tracker.js';
 import type { QueuePath } from './queue-phases.js';
-import type { RawPathOptions } from './raw-bullmq-path.js';
+import { startRawQueue, type RawPathOptions } from './raw-bullmq-path.js';
 
 /** What the floor path is built from: the raw path's options plus where and what it stores. */
 export interface FloorPathOptions extends RawPathOptions {
@@ -24,25 +19,35 @@ export interface FloorPathOptions extends RawPathOptions {
   readonly summaryBytes: number;
 }
 
-const QUEUE_NAME = 'bench-floor';
-
 function split(body: Buffer, summaryBytes: number): [Buffer, Buffer] {
   return [body.subarray(0, summaryBytes), body.subarray(summaryBytes)];
 }
 
 /** Starts the floor's server, queue and workers; everything is registered with `teardown`. */
 export async function startFloorPath(options: FloorPathOptions): Promise<QueuePath> {
-  const { redisUrl, clock, teardown } = options;
-  const prefix = benchPrefix('floor');
-  const bullPrefix = `{${prefix}}:bull`;
-  teardown.add('floor keys', () => deletePrefix(redisUrl, prefix));
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  teardown.add('floor connection', async () => connection.disconnect());
-  const queue = new Queue(QUEUE_NAME, { connection, prefix: bullPrefix });
-  teardown.add('floor queue', () => queue.close());
+  const { teardown } = options;
   const store = new FsBlobStore(options.blobDir);
   await store.init();
   teardown.add('floor store', () => store.close());
+  // The workers' uploads go to the server started below (no job is added before it listens).
+  const server = { url: '' };
+  const resultBody = [
+    Buffer.alloc(options.summaryBytes, 0x7b),
+    Buffer.alloc(options.resultBytes, 1),
+  ];
+  const raw = await startRawQueue(options, 'bench-floor', async (job) => {
+    const stored = await httpExchange({
+      url: `${server.url}/results/${job.data.id}`,
+      method: 'PUT',
+      headers: {
+        'content-type': 'application/octet-stream',
+        [SUMMARY_BYTES_HEADER]: String(options.summaryBytes),
+      },
+      body: resultBody,
+    });
+    if (stored.status !== 201) throw new Error(`floor upload: ${stored.status}`);
+    return { ok: true };
+  });
 
   const app = Fastify({ bodyLimit: 1 << 20 });
   app.addContentTypeParser(
@@ -52,13 +57,7 @@ export async function startFloorPath(options: FloorPathOptions): Promise<QueuePa
   );
   app.post('/enqueue', async (request, reply) => {
     const data = request.body as RolloutJob;
-    await queue.add('rollout', data, {
-      jobId: data.id,
-      attempts: JOB_ATTEMPTS,
-      backoff: { type: 'exponential', delay: 1_000 },
-      removeOnComplete: { age: JOB_RETENTION_SECONDS },
-      removeOnFail: { age: JOB_RETENTION_SECONDS },
-    });
+    await raw.add(data);
     return reply.status(202).send({ id: data.id });
   });
   app.put('/results/:id', async (request, reply) => {
@@ -71,66 +70,22 @@ export async function startFloorPath(options: FloorPathOptions): Promise<QueuePa
     await store.putResult(id, 'summary.json', [summary], summary.byteLength);
     return reply.status(201).send({ id });
   });
-  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  server.url = await app.listen({ port: 0, host: '127.0.0.1' });
   teardown.add('floor server', () => app.close());
 
-  const resultBody = [
-    Buffer.alloc(options.summaryBytes, 0x7b),
-    Buffer.alloc(options.resultBytes, 1),
-  ];
-  const workers = Array.from(
-    { length: options.workers },
-    () =>
-      new Worker<RolloutJob>(
-        QUEUE_NAME,
-        async (job) => {
-          const tag = tagOf(job.data.request.prompt);
-          if (tag !== undefined) clock.stamp(tag, 'started');
-          const stored = await httpExchange({
-            url: `${url}/results/${job.data.id}`,
-            method: 'PUT',
-            headers: {
-              'content-type': 'application/octet-stream',
-              [SUMMARY_BYTES_HEADER]: String(options.summaryBytes),
-            },
-            body: resultBody,
-          });
-          if (stored.status !== 201) throw new Error(`floor upload: ${stored.status}`);
-          return { ok: true };
-        },
-        {
-          connection,
-          prefix: bullPrefix,
-          concurrency: options.concurrency,
-          lockDuration: 30_000,
-          stalledInterval: 15_000,
-          maxStalledCount: 3,
-        },
-      ),
-  );
-  teardown.add('floor workers', () => Promise.all(workers.map((worker) => worker.close())));
-  const watch = await CompletionWatch.open(redisUrl, QUEUE_NAME, bullPrefix);
-  teardown.add('floor events', () => watch.close());
   return {
     name: 'floor: raw BullMQ + 2 HTTP hops + result files',
-    watch,
+    watch: raw.watch,
     async add(tag) {
-      const id = randomUUID();
-      const data: RolloutJob = {
-        id,
-        lane: QUEUE_NAME,
-        request: { ...options.request, prompt: promptOf(tag) },
-        requirements: options.requirements,
-        enqueuedAt: new Date().toISOString(),
-      };
+      const data = raw.payload(tag);
       const answer = await httpExchange({
-        url: `${url}/enqueue`,
+        url: `${server.url}/enqueue`,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(data),
       });
       if (answer.status !== 202) throw new Error(`floor enqueue: ${answer.status}`);
-      return id;
+      return data.id;
     },
   };
 }

@@ -24,6 +24,18 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** The progress a job reported, in order, from its lane's BullMQ event stream. */
+async function progressEvents(
+  redis: Redis,
+  prefix: string,
+  lane: string,
+  id: string,
+): Promise<unknown[]> {
+  return (await laneEvents(redis, prefix, lane))
+    .filter((event) => event['event'] === 'progress' && event['jobId'] === id)
+    .map((event) => JSON.parse(event['data'] ?? 'null') as unknown);
+}
+
 /** The most intervals [start, end] that overlap at any instant. */
 function maxOverlap(intervals: readonly (readonly [number, number])[]): number {
   const edges = intervals.flatMap(([start, end]) => [[start, 1] as const, [end, -1] as const]);
@@ -80,9 +92,7 @@ describe('running jobs', () => {
       const { id, lane } = await fleet.enqueue(tinyRollout({ steps: 3 }));
       const done = await fleet.waitForCompletion(id);
       expect(done.progress).toEqual({ step: 3, steps: 3 });
-      const progress = (await laneEvents(fleet.redis, fleet.prefix, lane))
-        .filter((event) => event['event'] === 'progress' && event['jobId'] === id)
-        .map((event) => JSON.parse(event['data'] ?? 'null') as unknown);
+      const progress = await progressEvents(fleet.redis, fleet.prefix, lane, id);
       // A fresh job starts at step 0 without a write; each denoise step is reported.
       expect(progress).toEqual([
         { step: 1, steps: 3 },
@@ -114,9 +124,7 @@ describe('running jobs', () => {
       await fleet.startWorker();
       const done = await fleet.waitForCompletion(id);
       expect(done.progress).toEqual({ step: 2, steps: 2 });
-      const progress = (await laneEvents(fleet.redis, fleet.prefix, lane))
-        .filter((event) => event['event'] === 'progress' && event['jobId'] === id)
-        .map((event) => JSON.parse(event['data'] ?? 'null') as unknown);
+      const progress = await progressEvents(fleet.redis, fleet.prefix, lane, id);
       expect(progress).toEqual([
         { step: 1, steps: 2 },
         { step: 0, steps: 2 },
