@@ -17,7 +17,7 @@ import {
   parameterShapes,
   writeSafetensors,
 } from '@flowfleet/models';
-import { fleetKeys, SyncAckSchema } from '@flowfleet/protocol';
+import { fleetKeys, httpExchange, SyncAckSchema } from '@flowfleet/protocol';
 import { verifyWeightsBlob } from '@flowfleet/worker';
 import { Redis } from 'ioredis';
 import { percentile, printTable, round, writeResults } from './lib/bench-report.js';
@@ -60,12 +60,17 @@ interface Rep {
 
 const median = (values: readonly number[]): number => percentile(values, 50);
 
+/** GET the blob with the HTTP client a worker uses (protocol's httpExchange, node:http). */
 async function fetchBlob(coordinator: BenchCoordinator, sha256: string): Promise<Uint8Array> {
-  const response = await fetch(`${coordinator.url}/v1/blobs/${sha256}`, {
+  const response = await httpExchange({
+    url: `${coordinator.url}/v1/blobs/${sha256}`,
+    method: 'GET',
     headers: { authorization: `Bearer ${BENCH_TOKENS.worker}` },
   });
-  if (!response.ok) throw new Error(`GET blob: ${response.status} ${await response.text()}`);
-  return new Uint8Array(await response.arrayBuffer());
+  if (response.status !== 200) {
+    throw new Error(`GET blob: ${response.status} ${response.body.toString('utf8')}`);
+  }
+  return response.body;
 }
 
 /** The baseline: GET the blob from the coordinator as a worker does, and sha256 it. */
