@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { EnqueuedRolloutSchema, ResultUploadSchema } from '@flowfleet/coordinator';
-import { JobStatusSchema, RolloutJobSchema, SUMMARY_BYTES_HEADER } from '@flowfleet/protocol';
+import {
+  JobStatusSchema,
+  RolloutJobSchema,
+  SUMMARY_BYTES_HEADER,
+  fleetKeys,
+} from '@flowfleet/protocol';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -155,6 +160,24 @@ describe('POST /v1/rollouts', () => {
     expect(a.eligibleWorkers).toBe(1);
     expect(a.id).not.toBe(b.id);
     expect((await fixture.coordinator.services.queues.counts(a.lane)).waiting).toBe(2);
+  });
+
+  it('sees a worker that registers, and one whose heartbeat goes, at once (the manifests read is cached)', async () => {
+    expect((await post(rolloutBody())).statusCode).toBe(409);
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-new'));
+    // A "no" is decided on a fresh read: the new worker counts without waiting for the cache.
+    const accepted = await post(rolloutBody());
+    expect(accepted.statusCode).toBe(202);
+    expect(accepted.json().eligibleWorkers).toBe(1);
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-other'));
+    // A "yes" may come from the cached manifests (read under a second ago): w-other not yet seen.
+    expect((await post(rolloutBody())).json().eligibleWorkers).toBeGreaterThanOrEqual(1);
+    // Liveness is read on every request: both heartbeats gone → refused at once.
+    const keys = fleetKeys(fixture.prefix);
+    await fixture.redis.del(keys.heartbeat('w-new'), keys.heartbeat('w-other'));
+    const refused = await post(rolloutBody());
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().code).toBe('API_NO_CAPACITY');
   });
 
   it('refuses a weight version that was never synced', async () => {
