@@ -1,5 +1,5 @@
 import { FleetSchema, LanesSchema, MatrixSchema } from '@flowfleet/coordinator';
-import { fleetKeys } from '@flowfleet/protocol';
+import { SUMMARY_BYTES_HEADER, fleetKeys } from '@flowfleet/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 import {
@@ -256,5 +256,15 @@ describe('metrics and OpenAPI', () => {
     expect(schema.required).toEqual(expect.arrayContaining(['model', 'prompt', 'seeds']));
     expect(rollout.responses['409']).toBeDefined();
     expect(doc.components.schemas.JobStatus).toBeDefined();
+    const upload = doc.paths['/v1/results/{id}'].put;
+    expect(upload.parameters).toEqual([
+      expect.objectContaining({ name: 'id', in: 'path', required: true }),
+      expect.objectContaining({
+        name: SUMMARY_BYTES_HEADER,
+        in: 'header',
+        required: true,
+        schema: expect.objectContaining({ type: 'integer', minimum: 2 }),
+      }),
+    ]);
   });
 });

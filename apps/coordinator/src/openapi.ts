@@ -33,12 +33,20 @@ function parametersOf(route: RouteInfo): JsonObject[] {
   const names = [...route.url.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => match[1] ?? '');
   const shape = route.doc.params === undefined ? undefined : schemaOf(route.doc.params, 'input');
   const properties = (shape?.['properties'] ?? {}) as Record<string, JsonObject>;
-  return names.map((name) => ({
+  const path = names.map((name) => ({
     name,
     in: 'path',
     required: true,
     schema: properties[name] ?? { type: 'string' },
   }));
+  const headers = (route.doc.headers ?? []).map((header) => ({
+    name: header.name,
+    in: 'header',
+    required: header.required,
+    description: header.description,
+    schema: schemaOf(header.schema, 'input'),
+  }));
+  return [...path, ...headers];
 }
 
 function errorResponses(route: RouteInfo): JsonObject {

@@ -9,6 +9,8 @@ export interface RouteDoc {
   readonly summary: string;
   /** Path parameters schema. */
   readonly params?: z.ZodType;
+  /** Request headers the route reads besides auth and content type. */
+  readonly headers?: readonly RouteHeader[];
   /** JSON body schema, or `binary` for a raw `application/octet-stream` upload. */
   readonly body?: z.ZodType | 'binary';
   /** Success status and its body (`binary` raw bytes, `text` plain text, `html` a page). */
@@ -29,6 +31,14 @@ export interface RouteDoc {
    * any route, but not part of the API, so left out of the route table and the OpenAPI document.
    */
   readonly listed?: false;
+}
+
+/** A request header a route reads. */
+export interface RouteHeader {
+  readonly name: string;
+  readonly required: boolean;
+  readonly description: string;
+  readonly schema: z.ZodType;
 }
 
 declare module 'fastify' {

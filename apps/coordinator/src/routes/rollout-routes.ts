@@ -9,6 +9,7 @@ import {
   type Limits,
 } from '@flowfleet/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { JobIdParamsSchema } from '../api-schemas.js';
 import { SMALL_RESULT_BYTES, type BlobStore, type ByteSource } from '../blob-store.js';
 import type { CoordinatorServices } from '../services.js';
@@ -100,6 +101,14 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
             'where the summary ends. The result is written once (same bytes again: 200; ' +
             'different bytes: 409, nothing written); the first summary stored stands.',
           params: JobIdParamsSchema,
+          headers: [
+            {
+              name: SUMMARY_BYTES_HEADER,
+              required: true,
+              description: "How many leading body bytes are the job's summary.json",
+              schema: z.int().min(2),
+            },
+          ],
           body: 'binary',
           response: { status: 201, body: ResultUploadSchema },
           errors: [
