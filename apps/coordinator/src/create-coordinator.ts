@@ -120,7 +120,6 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     weights,
     rollouts: new RolloutService({
       redis,
-      keys,
       limits,
       queues,
       lanes,

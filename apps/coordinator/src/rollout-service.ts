@@ -10,7 +10,6 @@ import {
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetCapacity } from './fleet-capacity.js';
-import type { CoordinatorKeys } from './keys.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
 import type { WeightRegistry } from './weight-registry.js';
@@ -33,7 +32,6 @@ export const JOB_ATTEMPTS = 3;
 /** The collaborators the service needs. */
 export interface RolloutServiceOptions {
   readonly redis: Redis;
-  readonly keys: CoordinatorKeys;
   readonly limits: Limits;
   readonly queues: LaneQueues;
   readonly lanes: LaneRegistry;
