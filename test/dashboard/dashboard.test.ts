@@ -20,9 +20,10 @@ import {
   startTestCoordinator,
   type TestCoordinator,
 } from '../coordinator/fixture.js';
+import { chromiumPath } from '../harness/prerequisites.js';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = chromiumPath();
 const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',
@@ -57,7 +58,7 @@ let page: Page;
 
 const CHROMIUM_MISSING =
   `the dashboard test needs Chromium at ${CHROMIUM} and never skips: install it with ` +
-  '`apt-get install -y chromium` (.ci/run installs it when missing)';
+  '`apt-get install -y chromium` or set FLOWFLEET_CHROMIUM (.ci/run installs it when missing)';
 
 beforeAll(async () => {
   // Without Chromium every test fails (beforeEach below) with the fix; nothing is started.

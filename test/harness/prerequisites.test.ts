@@ -1,0 +1,37 @@
+// `npm test` stops at once with one line when a prerequisite is missing (README's quick start).
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { describeMissing, missingPrerequisites, TEST_PREREQUISITES } from './prerequisites.js';
+
+const SCRIPT = fileURLToPath(new URL('../../scripts/check-test-prerequisites.ts', import.meta.url));
+
+function runCheck(env: NodeJS.ProcessEnv) {
+  return spawnSync(process.execPath, ['--import', 'tsx', SCRIPT], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+}
+
+describe('test prerequisites', () => {
+  it('names a missing Chromium in one line with how to install it, and exits 1', () => {
+    const result = runCheck({ FLOWFLEET_CHROMIUM: '/nonexistent/chromium' });
+    expect(result.status).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^npm test needs: chromium for the dashboard tests \(apt-get install/);
+  });
+
+  it('passes silently on this machine, where CI installed everything', () => {
+    expect(missingPrerequisites().map((p) => p.name)).toEqual([]);
+    const result = runCheck({});
+    expect(result.status).toBe(0);
+    expect(result.stderr).toBe('');
+  });
+
+  it('lists several missing ones on the same line', () => {
+    const line = describeMissing(TEST_PREREQUISITES);
+    expect(line.split('\n')).toHaveLength(1);
+    for (const p of TEST_PREREQUISITES) expect(line).toContain(p.install);
+  });
+});

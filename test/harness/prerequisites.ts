@@ -1,0 +1,58 @@
+// What `npm test` needs beyond `npm ci`, checked in one place: the prerequisites script runs it
+// before anything else, and the tests that use a prerequisite take its path from here.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+/** One program the test tiers need, and how to get it. */
+export interface Prerequisite {
+  readonly name: string;
+  /** What needs it. */
+  readonly neededBy: string;
+  /** One short instruction. */
+  readonly install: string;
+  /** True when it is present on this machine. */
+  readonly present: () => boolean;
+}
+
+/** Chromium for the dashboard tests: `FLOWFLEET_CHROMIUM` when set, else Debian's path. */
+export function chromiumPath(): string {
+  return process.env['FLOWFLEET_CHROMIUM'] ?? '/usr/bin/chromium';
+}
+
+function onPath(command: string, args: readonly string[]): boolean {
+  const result = spawnSync(command, args, { stdio: 'ignore' });
+  return result.error === undefined && result.status === 0;
+}
+
+/** Everything the test tiers need, in the order they are reported. */
+export const TEST_PREREQUISITES: readonly Prerequisite[] = [
+  {
+    name: 'redis-server',
+    neededBy: 'every integration test',
+    install: 'apt-get install redis-server (brew install redis)',
+    present: () => onPath('redis-server', ['--version']),
+  },
+  {
+    name: 'chromium',
+    neededBy: 'the dashboard tests',
+    install: 'apt-get install chromium, or set FLOWFLEET_CHROMIUM=/path/to/chromium',
+    present: () => existsSync(chromiumPath()),
+  },
+  {
+    name: 'python3',
+    neededBy: 'the Python trainer tests',
+    install: 'apt-get install python3',
+    present: () => onPath('python3', ['--version']),
+  },
+];
+
+/** The prerequisites that are missing here. */
+export function missingPrerequisites(): Prerequisite[] {
+  return TEST_PREREQUISITES.filter((prerequisite) => !prerequisite.present());
+}
+
+/** One line naming each missing prerequisite with how to install it. */
+export function describeMissing(missing: readonly Prerequisite[]): string {
+  const parts = missing.map((p) => `${p.name} for ${p.neededBy} (${p.install})`);
+  return `npm test needs: ${parts.join('; ')}`;
+}
