@@ -110,6 +110,8 @@ export {
   RESULT_FILES,
   ResultUploadSchema,
   SUMMARY_BYTES_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  IdempotencyKeySchema,
   StoredBlobSchema,
   SyncAcceptedSchema,
   WeightReportSchema,
