@@ -229,6 +229,12 @@ export const ERROR_CODES = {
     httpStatus: 499,
     summary: "The caller's AbortSignal fired; the cause is the signal's reason.",
   },
+  CLIENT_RESPONSE_TOO_LARGE: {
+    source: 'client',
+    httpStatus: 502,
+    summary:
+      'An answer passed the size the call allows (maxResponseBytes: by Content-Length up front, or as it arrived); it is not retried.',
+  },
   CLIENT_HTTP_ERROR: {
     source: 'client',
     httpStatus: 502,
