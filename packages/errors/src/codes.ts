@@ -352,12 +352,6 @@ export const ERROR_CODES = {
     summary:
       'A synced weights blob failed verification (sha256, size, safetensors layout, tensor names or shapes); the worker stays on its old version and acks refused.',
   },
-  WORKER_BLOB_FETCH_FAILED: {
-    source: 'worker',
-    httpStatus: 503,
-    summary:
-      'The worker could not download a weights blob from the coordinator (unreachable, 404, cut short); it acks failed and retries on the next catch-up.',
-  },
   WORKER_RESULT_UPLOAD_FAILED: {
     source: 'worker',
     httpStatus: 503,
