@@ -17,7 +17,8 @@ import {
   parameterShapes,
   writeSafetensors,
 } from '@flowfleet/models';
-import { fleetKeys, httpExchange, SyncAckSchema } from '@flowfleet/protocol';
+import { FlowfleetClient } from '@flowfleet/client';
+import { fleetKeys, SyncAckSchema } from '@flowfleet/protocol';
 import { verifyWeightsBlob } from '@flowfleet/worker';
 import { Redis } from 'ioredis';
 import { percentile, printTable, round, writeResults } from './lib/bench-report.js';
@@ -60,17 +61,17 @@ interface Rep {
 
 const median = (values: readonly number[]): number => percentile(values, 50);
 
-/** GET the blob with the HTTP client a worker uses (protocol's httpExchange, node:http). */
-async function fetchBlob(coordinator: BenchCoordinator, sha256: string): Promise<Uint8Array> {
-  const response = await httpExchange({
-    url: `${coordinator.url}/v1/blobs/${sha256}`,
-    method: 'GET',
-    headers: { authorization: `Bearer ${BENCH_TOKENS.worker}` },
-  });
-  if (response.status !== 200) {
-    throw new Error(`GET blob: ${response.status} ${response.body.toString('utf8')}`);
+/** One SDK client per coordinator: the transport a worker downloads with (undici). */
+const clients = new WeakMap<BenchCoordinator, FlowfleetClient>();
+
+/** GET the blob as a worker does (the SDK's getBlobBytes, unchecked; the caller hashes). */
+function fetchBlob(coordinator: BenchCoordinator, sha256: string): Promise<Uint8Array> {
+  let client = clients.get(coordinator);
+  if (client === undefined) {
+    client = FlowfleetClient.create({ baseUrl: coordinator.url, token: BENCH_TOKENS.worker });
+    clients.set(coordinator, client);
   }
-  return response.body;
+  return client.getBlobBytes(sha256);
 }
 
 /** The baseline: GET the blob from the coordinator as a worker does, and sha256 it. */
@@ -185,6 +186,7 @@ await runBench(async (teardown) => {
     }
     rows.push({ workers, reps, parallelFetchAndHashMs });
     await closeWorkers(fleet);
+    await clients.get(coordinator)?.close();
     await coordinator.close();
   }
 

@@ -2,11 +2,12 @@
 // design itself requires of any implementation — the trainer's HTTP request that enqueues, and
 // the worker's HTTP upload of the job's two result files into the same durable file store. No
 // validation, capacity check, lanes, progress, runtime or summary: a bare fastify server with
-// two routes, a raw BullMQ Worker, node:http for both hops (httpExchange, as ours uses). Where
+// two routes, a raw BullMQ Worker, the SDK's transport for both hops (undici, as ours uses). Where
 // ours falls short of the floor is our overhead; where the floor falls short of raw BullMQ is
 // what the two HTTP hops and durable result files cost whatever the implementation.
 import { FsBlobStore } from '@flowfleet/coordinator';
-import { SUMMARY_BYTES_HEADER, httpExchange, type RolloutJob } from '@flowfleet/protocol';
+import { HttpTransport, resolveClientOptions } from '@flowfleet/client';
+import { SUMMARY_BYTES_HEADER, type RolloutJob } from '@flowfleet/protocol';
 import Fastify from 'fastify';
 import type { QueuePath } from './queue-phases.js';
 import { startRawQueue, type RawPathOptions } from './raw-bullmq-path.js';
@@ -30,22 +31,20 @@ export async function startFloorPath(options: FloorPathOptions): Promise<QueuePa
   await store.init();
   teardown.add('floor store', () => store.close());
   // The workers' uploads go to the server started below (no job is added before it listens).
-  const server = { url: '' };
+  const client: { http?: HttpTransport } = {};
   const resultBody = [
     Buffer.alloc(options.summaryBytes, 0x7b),
     Buffer.alloc(options.resultBytes, 1),
   ];
   const raw = await startRawQueue(options, 'bench-floor', async (job) => {
-    const stored = await httpExchange({
-      url: `${server.url}/results/${job.data.id}`,
+    // A non-2xx answer throws: the job fails and the bench reports it.
+    await client.http?.text({
       method: 'PUT',
-      headers: {
-        'content-type': 'application/octet-stream',
-        [SUMMARY_BYTES_HEADER]: String(options.summaryBytes),
-      },
-      body: resultBody,
+      path: `/results/${job.data.id}`,
+      headers: { [SUMMARY_BYTES_HEADER]: String(options.summaryBytes) },
+      bytes: resultBody,
+      idempotent: true,
     });
-    if (stored.status !== 201) throw new Error(`floor upload: ${stored.status}`);
     return { ok: true };
   });
 
@@ -70,21 +69,18 @@ export async function startFloorPath(options: FloorPathOptions): Promise<QueuePa
     await store.putResult(id, 'summary.json', [summary], summary.byteLength);
     return reply.status(201).send({ id });
   });
-  server.url = await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
   teardown.add('floor server', () => app.close());
+  const transport = new HttpTransport(resolveClientOptions({ baseUrl: url }));
+  client.http = transport;
+  teardown.add('floor client', () => transport.close());
 
   return {
     name: 'floor: raw BullMQ + 2 HTTP hops + result files',
     watch: raw.watch,
     async add(tag) {
       const data = raw.payload(tag);
-      const answer = await httpExchange({
-        url: `${server.url}/enqueue`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(data),
-      });
-      if (answer.status !== 202) throw new Error(`floor enqueue: ${answer.status}`);
+      await transport.text({ method: 'POST', path: '/enqueue', json: data, idempotent: false });
       return data.id;
     },
   };

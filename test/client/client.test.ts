@@ -72,6 +72,21 @@ describe('FlowfleetClient against a real coordinator', () => {
     expect(fleet.workers[0]).toMatchObject({ workerId: 'w-1', alive: true, concurrency: 2 });
   });
 
+  it('enqueues once per Idempotency-Key, however often the request is sent', async () => {
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-1'));
+    const key = '6F1C2A8E-8A51-4C5E-9D0B-2F3C4D5E6F70';
+    const first = await trainer.enqueueRollouts(REQUEST, { idempotencyKey: key });
+    const again = await trainer.enqueueRollouts(REQUEST, { idempotencyKey: key });
+    expect(first.id).toBe(`${first.lane}.${key.toLowerCase()}`);
+    expect(again.id).toBe(first.id);
+    const other = await trainer.enqueueRollouts(REQUEST);
+    expect(other.id).not.toBe(first.id);
+    const { lanes } = await trainer.lanes();
+    expect(lanes[0]).toMatchObject({ lane: first.lane, backlog: 2 });
+    const bad = await rejection(trainer.enqueueRollouts(REQUEST, { idempotencyKey: 'retry-1' }));
+    expect(bad.code).toBe('PROTO_INVALID_REQUEST');
+  });
+
   it('enqueues a round: one rollout per prompt, in order, sharing the common settings', async () => {
     await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-1'));
     const prompts = ['a fox', 'a cat', 'a crab', 'a heron', 'an owl', 'a moth'];

@@ -21,6 +21,7 @@ export const ALLOWED_IMPORTS = {
     'backends',
     'models',
     'protocol',
+    'client',
   ],
   'apps/coordinator': ['errors', 'protocol'],
   'apps/cli': ['errors', 'numerics', 'client', 'models', 'backends', 'protocol'],

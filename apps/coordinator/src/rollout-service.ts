@@ -52,12 +52,14 @@ export class RolloutService {
 
   /**
    * Validates a request, picks its lane, checks capacity and enqueues one job. A rejected
-   * request changes nothing: no lane record, no job.
+   * request changes nothing: no lane record, no job. With an `idempotencyKey` (a lowercase UUID)
+   * the job id carries the key, so the same request sent again adds nothing (BullMQ adds a job id
+   * once) and answers the same job.
    * @throws FlowfleetError `PROTO_INVALID_REQUEST` (schema, limits), `API_WEIGHT_VERSION_UNAVAILABLE`
    * (a required weight version was never synced), `API_NO_CAPACITY` (no live worker satisfies the
    * requirements and `waitForCapacity` is false).
    */
-  async enqueue(body: unknown): Promise<EnqueuedRollout> {
+  async enqueue(body: unknown, idempotencyKey?: string): Promise<EnqueuedRollout> {
     const request: RolloutRequest = parseOrThrow(
       this.#requestSchema,
       body,
@@ -66,7 +68,7 @@ export class RolloutService {
     );
     // Built from the validated request, the payload passes the workers' job schema by
     // construction (rolloutJobFor's property test); its id names its lane.
-    const job = rolloutJobFor(request);
+    const job = rolloutJobFor(request, new Date(), idempotencyKey);
     const { id, lane, requirements } = job;
     const [unmet, capacity] = await Promise.all([
       this.#options.weights.unavailable(request.weights),

@@ -1,11 +1,6 @@
+import { FlowfleetClient, type RetryOptions } from '@flowfleet/client';
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
-import {
-  HttpExchangeError,
-  SUMMARY_BYTES_HEADER,
-  httpExchange,
-  type HttpExchangeRequest,
-  type HttpExchangeResponse,
-} from '@flowfleet/protocol';
+import type { Logger } from 'pino';
 
 /** What became of a result upload: stored now, already stored with the same bytes, or not. */
 export type ResultUploadOutcome = 'created' | 'unchanged' | 'conflict';
@@ -18,139 +13,99 @@ export interface ResultFiles {
   readonly result: Uint8Array;
 }
 
-/** How to reach the coordinator. */
+/** How to reach the coordinator, and how long to keep trying. */
 export interface CoordinatorClientOptions {
   readonly baseUrl: string;
   /** Bearer token with the `worker` role. */
   readonly token?: string | undefined;
-  /** Per-request bound (default 30 s). */
-  readonly requestTimeoutMs?: number;
+  /** How long a result upload is retried (`FLOWFLEET_UPLOAD_RETRY_MS`). */
+  readonly uploadRetryMs: number;
+  /** How long a blob download is retried before the sync is acked `failed` (default 10 s). */
+  readonly fetchRetryMs?: number;
+  /** Each retry is logged here at warn. */
+  readonly logger: Logger;
 }
-
-/** True for failures worth retrying: the network, timeouts, 408/429 and 5xx answers. */
-export function isRetryableHttpFailure(error: unknown): boolean {
-  return isFlowfleetError(error) && (error.details as { retryable?: unknown }).retryable === true;
-}
-
-function retryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
-}
-
-function errorCodeOf(response: HttpExchangeResponse): string | undefined {
-  try {
-    const body = JSON.parse(response.body.toString('utf8')) as { code?: unknown };
-    return typeof body.code === 'string' ? body.code : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-type Failure = (message: string, extra: Record<string, unknown>, cause?: unknown) => FlowfleetError;
 
 /**
- * The two coordinator routes a worker calls: `GET /v1/blobs/:sha256` (weights) and
- * `PUT /v1/results/:id` (both result files, idempotent). One attempt per call; callers retry with
- * `isRetryableHttpFailure`.
+ * The worker's two coordinator calls, `GET /v1/blobs/:sha256` (weights) and `PUT /v1/results/:id`
+ * (both result files), over the SDK's transport: its retry policy, coded errors and connection
+ * pool. Only the worker's reading of the answers lives here: how long to retry each, a result
+ * conflict as an outcome, and an upload that failed for good as WORKER_RESULT_UPLOAD_FAILED.
  */
 export class CoordinatorClient {
-  readonly #baseUrl: string;
-  readonly #headers: Record<string, string>;
-  readonly #timeoutMs: number;
+  readonly #client: FlowfleetClient;
+  readonly #downloadRetry: RetryOptions;
+  readonly #uploadRetry: RetryOptions;
 
+  /** @throws FlowfleetError CLIENT_INVALID_OPTIONS (a malformed coordinator URL or token) */
   constructor(options: CoordinatorClientOptions) {
-    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.#headers = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` };
-    this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+    const { logger } = options;
+    this.#client = FlowfleetClient.create({
+      baseUrl: options.baseUrl,
+      ...(options.token === undefined ? {} : { token: options.token }),
+      onRetry: ({ method, path, attempt, delayMs, error }) =>
+        logger.warn(
+          { err: error, method, path, attempt, delayMs },
+          'coordinator request failed; retrying',
+        ),
+    });
+    // Retried for as long as each bound allows, however many tries that takes.
+    this.#downloadRetry = {
+      attempts: Number.POSITIVE_INFINITY,
+      maxDelayMs: 5_000,
+      deadlineMs: options.fetchRetryMs ?? 10_000,
+    };
+    this.#uploadRetry = {
+      attempts: Number.POSITIVE_INFINITY,
+      baseDelayMs: 250,
+      maxDelayMs: 4_000,
+      deadlineMs: options.uploadRetryMs,
+    };
   }
 
   /**
-   * Downloads a blob, refusing more than `maxBytes`.
-   * @throws FlowfleetError WORKER_BLOB_FETCH_FAILED (`details.retryable`, `details.status`)
+   * Downloads a blob as stored, refusing more than `maxBytes` (the caller verifies the bytes).
+   * @throws FlowfleetError API_BLOB_NOT_FOUND, CLIENT_RESPONSE_TOO_LARGE, CLIENT_UNREACHABLE,
+   *   CLIENT_TIMEOUT, CLIENT_ABORTED, … (the SDK transport's codes)
    */
-  async fetchBlob(sha256: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
-    const fail: Failure = (message, extra, cause) =>
-      new FlowfleetError('WORKER_BLOB_FETCH_FAILED', `blob ${sha256}: ${message}`, {
-        details: { sha256, ...extra },
-        ...(cause === undefined ? {} : { cause }),
-      });
-    const response = await this.#request(
-      { method: 'GET', url: `/v1/blobs/${sha256}`, maxResponseBytes: maxBytes },
-      signal,
-      fail,
-    );
-    if (response.status !== 200) throw this.#statusFailure(response, fail);
-    return new Uint8Array(response.body.buffer, response.body.byteOffset, response.body.byteLength);
+  fetchBlob(sha256: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
+    return this.#client.getBlobBytes(sha256, {
+      maxResponseBytes: maxBytes,
+      retry: this.#downloadRetry,
+      ...(signal === undefined ? {} : { signal }),
+    });
   }
 
   /**
    * Stores a job's summary and result in one request; `conflict` when a different result is
    * already stored (nothing was written then).
-   * @throws FlowfleetError WORKER_RESULT_UPLOAD_FAILED (`details.retryable`, `details.status`)
+   * @throws FlowfleetError WORKER_RESULT_UPLOAD_FAILED (`details.code`: the last failure's),
+   *   CLIENT_ABORTED
    */
   async putResults(
     jobId: string,
     files: ResultFiles,
     signal?: AbortSignal,
   ): Promise<ResultUploadOutcome> {
-    const fail: Failure = (message, extra, cause) =>
-      new FlowfleetError('WORKER_RESULT_UPLOAD_FAILED', `results of job ${jobId}: ${message}`, {
-        details: { jobId, ...extra },
-        ...(cause === undefined ? {} : { cause }),
-      });
-    const response = await this.#request(
-      {
-        method: 'PUT',
-        url: `/v1/results/${encodeURIComponent(jobId)}`,
-        headers: {
-          'content-type': 'application/octet-stream',
-          [SUMMARY_BYTES_HEADER]: String(files.summary.byteLength),
-        },
-        body: [files.summary, files.result],
-      },
-      signal,
-      fail,
-    );
-    if (response.status === 201) return 'created';
-    if (response.status === 200) return 'unchanged';
-    if (response.status === 409 && errorCodeOf(response) === 'API_RESULT_CONFLICT')
-      return 'conflict';
-    throw this.#statusFailure(response, fail);
-  }
-
-  #statusFailure(response: HttpExchangeResponse, fail: Failure): FlowfleetError {
-    const code = errorCodeOf(response);
-    return fail(`the coordinator answered ${response.status}${code ? ` ${code}` : ''}`, {
-      status: response.status,
-      ...(code === undefined ? {} : { code }),
-      retryable: retryableStatus(response.status),
-    });
-  }
-
-  async #request(
-    request: HttpExchangeRequest,
-    signal: AbortSignal | undefined,
-    fail: Failure,
-  ): Promise<HttpExchangeResponse> {
     try {
-      return await httpExchange({
-        ...request,
-        url: `${this.#baseUrl}${request.url}`,
-        headers: { ...this.#headers, ...request.headers },
-        timeoutMs: this.#timeoutMs,
+      const stored = await this.#client.uploadResults(jobId, files, {
+        retry: this.#uploadRetry,
         ...(signal === undefined ? {} : { signal }),
       });
-    } catch (cause) {
-      if (!(cause instanceof HttpExchangeError)) throw cause;
-      switch (cause.kind) {
-        case 'aborted':
-          throw (signal?.reason as Error | undefined) ?? cause;
-        case 'too-large':
-          throw fail(cause.message, { retryable: false }, cause);
-        case 'timeout':
-          throw fail(`no answer within ${this.#timeoutMs} ms`, { retryable: true }, cause);
-        case 'network':
-          throw fail('the coordinator is unreachable', { retryable: true }, cause);
-      }
+      return stored.status;
+    } catch (error) {
+      if (isFlowfleetError(error, 'API_RESULT_CONFLICT')) return 'conflict';
+      if (!isFlowfleetError(error) || error.code === 'CLIENT_ABORTED') throw error;
+      throw new FlowfleetError(
+        'WORKER_RESULT_UPLOAD_FAILED',
+        `results of job ${jobId}: ${error.message}`,
+        { details: { jobId, code: error.code }, cause: error },
+      );
     }
+  }
+
+  /** Closes the connections to the coordinator. Idempotent. */
+  close(): Promise<void> {
+    return this.#client.close();
   }
 }

@@ -53,6 +53,7 @@ class FleetWorker implements FlowfleetWorker {
   #host: ModelHost | undefined;
   #manifest: WorkerManifest | undefined;
   #syncer: WeightSyncer | undefined;
+  #coordinator: CoordinatorClient | undefined;
   #registration: WorkerRegistration | undefined;
   #watcher: LaneWatcher | undefined;
   #lanes: LaneServer | undefined;
@@ -154,7 +155,10 @@ class FleetWorker implements FlowfleetWorker {
     const client = new CoordinatorClient({
       baseUrl: options.coordinatorUrl,
       token: options.workerToken,
+      uploadRetryMs: options.uploadRetryMs,
+      logger: logger.child({ part: 'coordinator' }),
     });
+    this.#coordinator = client;
     const syncer = new WeightSyncer({
       redis: this.#redis,
       keys: this.#keys,
@@ -178,7 +182,6 @@ class FleetWorker implements FlowfleetWorker {
       ensureWeights: (component, requirement, signal) =>
         syncer.ensure(component, requirement, options.weightsWaitMs, signal),
       putResults: (jobId, files, signal) => client.putResults(jobId, files, signal),
-      uploadRetryMs: options.uploadRetryMs,
       logger,
     });
     const lanes = new LaneServer({
@@ -288,6 +291,7 @@ class FleetWorker implements FlowfleetWorker {
       ['weight syncs', async () => this.#syncer?.close()],
       ['heartbeat', async () => this.#registration?.close()],
       ['lane workers', async () => this.#lanes?.close(!drained)],
+      ['coordinator connections', async () => this.#coordinator?.close()],
       ['models', async () => this.#host?.close()],
       [
         'compute pools',

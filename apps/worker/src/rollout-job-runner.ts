@@ -21,13 +21,8 @@ import {
   type StepObserver,
 } from '@flowfleet/runtime';
 import type { Logger } from 'pino';
-import {
-  isRetryableHttpFailure,
-  type ResultFiles,
-  type ResultUploadOutcome,
-} from './coordinator-client.js';
+import type { ResultFiles, ResultUploadOutcome } from './coordinator-client.js';
 import { deterministicResultBytes, summarizeRollout } from './rollout-output.js';
-import { retryWithBackoff } from './retry.js';
 
 /** The job as the runner needs it (BullMQ's Job satisfies it). */
 export interface RunnableJob {
@@ -50,12 +45,12 @@ export interface RolloutJobRunnerOptions {
     requirement: WeightRequirement,
     signal: AbortSignal | undefined,
   ) => Promise<void>;
+  /** Stores the result files, retrying as long as its bound allows. */
   readonly putResults: (
     jobId: string,
     files: ResultFiles,
     signal?: AbortSignal,
   ) => Promise<ResultUploadOutcome>;
-  readonly uploadRetryMs: number;
   readonly logger: Logger;
 }
 
@@ -204,15 +199,7 @@ export class RolloutJobRunner {
       summary: new TextEncoder().encode(JSON.stringify(summary)),
       result: resultBytes,
     };
-    const outcome = await retryWithBackoff(() => this.#options.putResults(jobId, files, signal), {
-      deadlineMs: this.#options.uploadRetryMs,
-      initialDelayMs: 250,
-      maxDelayMs: 4_000,
-      isRetryable: isRetryableHttpFailure,
-      ...(signal === undefined ? {} : { signal }),
-      onRetry: (error, attempt, delayMs) =>
-        logger.warn({ err: error, attempt, delayMs }, 'result upload failed; retrying'),
-    });
+    const outcome = await this.#options.putResults(jobId, files, signal);
     if (outcome === 'conflict') {
       throw new FlowfleetError(
         'WORKER_RESULT_CONFLICT',

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
 import {
@@ -15,8 +16,6 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { verifyWeightsBlob } from './blob-verifier.js';
-import { isRetryableHttpFailure } from './coordinator-client.js';
-import { retryWithBackoff, sleep } from './retry.js';
 
 /** The part of the ModelHost a sync touches. */
 export interface WeightTarget {
@@ -31,7 +30,7 @@ export interface WeightTarget {
   ): Promise<number | void>;
 }
 
-/** Where blobs come from (the coordinator's `GET /v1/blobs/:sha256`). */
+/** Where blobs come from (the coordinator's `GET /v1/blobs/:sha256`, retried by the source). */
 export interface BlobSource {
   fetchBlob(sha256: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array>;
 }
@@ -47,8 +46,6 @@ export interface WeightSyncerOptions {
   readonly logger: Logger;
   /** Called after a version is staged (the manifest's weights map changed). */
   readonly onWeightsChanged: () => void;
-  /** How long a blob download is retried before the sync is acked `failed` (default 10 s). */
-  readonly fetchRetryMs?: number;
 }
 
 /** What became of one sync here (`stale`: not newer than what is held; `ignored`: not ours). */
@@ -179,7 +176,7 @@ export class WeightSyncer {
         lastReason = `syncing version ${sync.version} ${outcome === 'failed' ? 'failed' : 'was skipped'}`;
       }
       if (Date.now() + delayMs > deadline) throw unavailable(lastReason);
-      await sleep(delayMs, signal);
+      await delay(delayMs, undefined, signal === undefined ? {} : { signal });
     }
   }
 
@@ -237,14 +234,7 @@ export class WeightSyncer {
     if (this.#refused.has(key)) return 'refused';
     let bytes: Uint8Array;
     try {
-      bytes = await retryWithBackoff(
-        () => blobs.fetchBlob(sync.sha256, limits.maxBlobBytes, this.#abort.signal),
-        {
-          deadlineMs: this.#options.fetchRetryMs ?? 10_000,
-          isRetryable: isRetryableHttpFailure,
-          signal: this.#abort.signal,
-        },
-      );
+      bytes = await blobs.fetchBlob(sync.sha256, limits.maxBlobBytes, this.#abort.signal);
     } catch (error) {
       if (this.#abort.signal.aborted) return 'ignored';
       logger.warn({ err: error }, 'could not fetch a weights blob; staying on the held version');

@@ -3,6 +3,7 @@ import {
   EnqueuedRolloutSchema,
   FleetSchema,
   HealthSchema,
+  IDEMPOTENCY_KEY_HEADER,
   JobStatusSchema,
   LanesSchema,
   MatrixSchema,
@@ -45,11 +46,20 @@ import {
 
 const segment = (value: string): string => encodeURIComponent(value);
 
+/** Options of {@link FlowfleetClient.enqueueRollouts}. */
+export interface EnqueueOptions extends CallOptions {
+  /**
+   * Names this enqueue (a UUID; default: a fresh one per call). Every try sends it as the
+   * Idempotency-Key header, so a retried or repeated request with the same key enqueues once.
+   */
+  readonly idempotencyKey?: string;
+}
+
 /**
  * A typed client for every coordinator route. Every JSON answer is validated (a bad one is
  * `CLIENT_BAD_RESPONSE`); an error answer becomes a FlowfleetError with the server's code;
- * network failures are `CLIENT_UNREACHABLE`. Idempotent calls (reads, blob and result uploads)
- * are retried on network failures and 429/502/503/504; enqueue and sync are sent once.
+ * network failures are `CLIENT_UNREACHABLE`. Idempotent calls (reads, blob and result uploads,
+ * enqueue with its Idempotency-Key) are retried per the retry policy (README); sync is sent once.
  */
 export class FlowfleetClient {
   readonly #http: HttpTransport;
@@ -70,13 +80,23 @@ export class FlowfleetClient {
   }
 
   /**
-   * Enqueues one rollout (a prompt × a group of seeds) on the lane of its requirements.
+   * Enqueues one rollout (a prompt × a group of seeds) on the lane of its requirements. The
+   * request carries an Idempotency-Key, so it is retried like a read: a retry whose first try
+   * did reach the coordinator answers the job that try enqueued.
    * @throws FlowfleetError PROTO_INVALID_REQUEST, API_NO_CAPACITY (unless `waitForCapacity`),
    *   API_WEIGHT_VERSION_UNAVAILABLE, API_UNAUTHORIZED, API_FORBIDDEN, and the transport codes
    */
-  enqueueRollouts(request: RolloutRequestInput, call?: CallOptions): Promise<EnqueuedRollout> {
+  enqueueRollouts(request: RolloutRequestInput, call?: EnqueueOptions): Promise<EnqueuedRollout> {
+    const key = call?.idempotencyKey ?? globalThis.crypto.randomUUID();
     return this.#http.json(
-      { method: 'POST', path: '/v1/rollouts', json: request, idempotent: false, ...withCall(call) },
+      {
+        method: 'POST',
+        path: '/v1/rollouts',
+        json: request,
+        headers: { [IDEMPOTENCY_KEY_HEADER]: key },
+        idempotent: true,
+        ...withCall(call),
+      },
       EnqueuedRolloutSchema,
     );
   }
@@ -197,12 +217,7 @@ export class FlowfleetClient {
    * @throws FlowfleetError CLIENT_BLOB_MISMATCH, API_BLOB_NOT_FOUND, transport codes
    */
   async downloadBlob(sha256: string, call?: CallOptions): Promise<Uint8Array> {
-    const bytes = await this.#http.bytes({
-      method: 'GET',
-      path: `/v1/blobs/${segment(sha256)}`,
-      idempotent: true,
-      ...withCall(call),
-    });
+    const bytes = await this.getBlobBytes(sha256, call);
     const local = await sha256Hex(bytes);
     if (local !== sha256) {
       throw new FlowfleetError('CLIENT_BLOB_MISMATCH', `blob ${sha256} arrived as ${local}`, {
@@ -210,6 +225,19 @@ export class FlowfleetClient {
       });
     }
     return bytes;
+  }
+
+  /**
+   * A blob's bytes as stored, unchecked (for a caller that verifies them itself, as the worker
+   * does with the sync's sha256 and size). @throws FlowfleetError API_BLOB_NOT_FOUND, transport codes
+   */
+  getBlobBytes(sha256: string, call?: CallOptions): Promise<Uint8Array> {
+    return this.#http.bytes({
+      method: 'GET',
+      path: `/v1/blobs/${segment(sha256)}`,
+      idempotent: true,
+      ...withCall(call),
+    });
   }
 
   /**
@@ -281,6 +309,11 @@ export class FlowfleetClient {
   /** The coordinator's OpenAPI 3.1 document. @throws transport codes */
   openapi(call?: CallOptions): Promise<OpenApiDocument> {
     return this.#get('/openapi.json', OpenApiDocumentSchema, call);
+  }
+
+  /** Closes the client's connections to the coordinator (calls in flight finish). Idempotent. */
+  close(): Promise<void> {
+    return this.#http.close();
   }
 
   #get<S extends z.ZodType>(path: string, schema: S, call: CallOptions | undefined) {

@@ -1,21 +1,33 @@
 import { ERROR_CODES, FlowfleetError, type ErrorCode } from '@flowfleet/errors';
-import {
-  ErrorEnvelopeSchema,
-  HttpExchangeError,
-  httpExchange,
-  parseOrThrow,
-} from '@flowfleet/protocol';
+import { ErrorEnvelopeSchema, parseOrThrow } from '@flowfleet/protocol';
 import type { z } from 'zod';
-import { abortableSleep, abortedError } from './abortable-sleep.js';
-import type { ResolvedClientOptions } from './client-options.js';
-import { fetchWire, type Wire, type WireAnswer } from './fetch-wire.js';
+import { abortedError } from './abortable-sleep.js';
+import {
+  resolveRetryPolicy,
+  type ResolvedClientOptions,
+  type RetryOptions,
+} from './client-options.js';
+import { fetchWire } from './fetch-wire.js';
+import {
+  isRetryableFailure,
+  parseRetryAfter,
+  runWithRetry,
+  type FailedTry,
+  type RetryPolicy,
+} from './retry-policy.js';
+import { undiciWire } from './undici-wire.js';
+import { WireError, type Wire, type WireAnswer } from './wire.js';
 
 /** Per-call options every client method takes. */
 export interface CallOptions {
-  /** Aborts the call (`CLIENT_ABORTED`). */
+  /** Aborts the call, a wait between tries included (`CLIENT_ABORTED`). */
   readonly signal?: AbortSignal;
   /** Bound on each try of this call, body included (default: the client's `timeoutMs`). */
   readonly timeoutMs?: number;
+  /** This call's retry, laid over the client's (`false`: one try). */
+  readonly retry?: RetryOptions | false;
+  /** Refuse an answer larger than this (`CLIENT_RESPONSE_TOO_LARGE`, never retried). */
+  readonly maxResponseBytes?: number;
 }
 
 /** One HTTP call as the client methods describe it. */
@@ -28,16 +40,14 @@ export interface HttpRequest {
   readonly bytes?: Uint8Array | readonly Uint8Array[];
   /** More headers (the transport sets authorization and content-type). */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Safe to send again after a network failure or a 429/502/503/504 (GETs, create-once PUTs). */
+  /**
+   * Safe to send again after a failure that may have reached the server: reads, content-addressed
+   * or create-once uploads, and requests carrying an Idempotency-Key the server honours.
+   */
   readonly idempotent: boolean;
   readonly call?: CallOptions;
 }
 
-type Attempt<T> =
-  { readonly value: T } | { readonly error: FlowfleetError; readonly retry: boolean };
-
-/** Statuses a proxy or an overloaded coordinator answers; worth another try when idempotent. */
-const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 const BODY_PREVIEW_CHARS = 2_000;
 const decoder = new TextDecoder();
 
@@ -46,9 +56,11 @@ function isKnownCode(code: string): code is ErrorCode {
 }
 
 /**
- * The client's HTTP layer: bearer auth, a timeout per try, retry with exponential backoff for
- * idempotent calls, and the mapping of every failure onto a coded error (server envelope →
- * its own code; other error statuses → `CLIENT_HTTP_ERROR`; network → `CLIENT_UNREACHABLE`).
+ * The one coordinator transport (the SDK's and the worker's): bearer auth, a timeout per try,
+ * the retry policy of retry-policy.ts, and the mapping of every failure onto a coded error
+ * (server envelope → its own code; other error statuses → `CLIENT_HTTP_ERROR`; network →
+ * `CLIENT_UNREACHABLE`; `CLIENT_TIMEOUT`, `CLIENT_ABORTED`, `CLIENT_RESPONSE_TOO_LARGE`).
+ * Requests go over undici unless the options carry a `fetch`.
  */
 export class HttpTransport {
   readonly #options: ResolvedClientOptions;
@@ -56,13 +68,17 @@ export class HttpTransport {
 
   constructor(options: ResolvedClientOptions) {
     this.#options = options;
-    this.#wire = options.fetch === undefined ? httpExchange : fetchWire(options.fetch);
+    this.#wire =
+      options.fetch === undefined
+        ? undiciWire(options.baseUrl)
+        : fetchWire(options.fetch, options.baseUrl);
   }
 
   /**
    * Sends `request` and validates the JSON answer with `schema`.
    * @throws FlowfleetError the server's code, CLIENT_HTTP_ERROR, CLIENT_BAD_RESPONSE,
-   *   CLIENT_UNREACHABLE, CLIENT_TIMEOUT, CLIENT_ABORTED
+   *   CLIENT_UNREACHABLE, CLIENT_TIMEOUT, CLIENT_ABORTED, CLIENT_RESPONSE_TOO_LARGE,
+   *   CLIENT_INVALID_OPTIONS (a malformed `call.retry`)
    */
   json<S extends z.ZodType>(request: HttpRequest, schema: S): Promise<z.output<S>> {
     return this.#send(request, (response) => {
@@ -103,27 +119,39 @@ export class HttpTransport {
     return this.#send(request, (response) => decoder.decode(response.body));
   }
 
-  async #send<T>(request: HttpRequest, read: (response: WireAnswer) => T): Promise<T> {
-    const { attempts, baseDelayMs, maxDelayMs } = this.#options.retry;
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await this.#attempt(request, read);
-      if ('value' in outcome) return outcome.value;
-      if (!request.idempotent || !outcome.retry || attempt >= attempts) throw outcome.error;
-      const delayMs = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
-      // Jitter in [½, 1] of the delay so that many trainers do not retry in step.
-      await abortableSleep(
-        delayMs * (0.5 + Math.random() / 2),
-        request.call?.signal,
-        `${request.method} ${request.path}`,
-      );
-    }
+  /** Closes the connections to the coordinator (calls in flight finish first). Idempotent. */
+  close(): Promise<void> {
+    return this.#wire.close();
   }
 
-  async #attempt<T>(request: HttpRequest, read: (response: WireAnswer) => T): Promise<Attempt<T>> {
+  async #send<T>(request: HttpRequest, read: (response: WireAnswer) => T): Promise<T> {
+    const call = request.call;
+    const policy: RetryPolicy =
+      call?.retry === undefined
+        ? this.#options.retry
+        : resolveRetryPolicy(call.retry, this.#options.retry, 'call.retry');
+    const onRetry = this.#options.onRetry;
+    return runWithRetry(() => this.#attempt(request, read), {
+      policy,
+      signal: call?.signal,
+      what: `${request.method} ${request.path}`,
+      onRetry:
+        onRetry === undefined
+          ? undefined
+          : (attempt, delayMs, error) =>
+              onRetry({ method: request.method, path: request.path, attempt, delayMs, error }),
+    });
+  }
+
+  async #attempt<T>(
+    request: HttpRequest,
+    read: (response: WireAnswer) => T,
+  ): Promise<{ readonly value: T } | FailedTry> {
     const what = `${request.method} ${request.path}`;
-    const caller = request.call?.signal;
+    const call = request.call;
+    const caller = call?.signal;
     if (caller?.aborted === true) throw abortedError(caller, what);
-    const timeoutMs = request.call?.timeoutMs ?? this.#options.timeoutMs;
+    const timeoutMs = call?.timeoutMs ?? this.#options.timeoutMs;
     const headers: Record<string, string> = { ...request.headers };
     if (this.#options.token !== undefined) {
       headers['authorization'] = `Bearer ${this.#options.token}`;
@@ -138,40 +166,66 @@ export class HttpTransport {
     }
     let response: WireAnswer;
     try {
-      response = await this.#wire({
+      response = await this.#wire.send({
         method: request.method,
-        url: `${this.#options.baseUrl}${request.path}`,
+        path: request.path,
         headers,
         timeoutMs,
         ...(body === undefined ? {} : { body }),
         ...(caller === undefined ? {} : { signal: caller }),
+        ...(call?.maxResponseBytes === undefined
+          ? {}
+          : { maxResponseBytes: call.maxResponseBytes }),
       });
     } catch (failure) {
-      if (!(failure instanceof HttpExchangeError)) throw failure;
-      if (failure.kind === 'aborted' && caller !== undefined) throw abortedError(caller, what);
-      if (failure.kind === 'timeout') {
-        throw new FlowfleetError('CLIENT_TIMEOUT', `${what}: no answer within ${timeoutMs} ms`, {
-          details: { ...this.#where(request), what: 'request', timeoutMs },
-          cause: failure,
-        });
-      }
-      const cause = failure.cause ?? failure;
-      return {
-        error: new FlowfleetError(
-          'CLIENT_UNREACHABLE',
-          `${what}: the coordinator at ${this.#options.baseUrl} is unreachable (${describe(cause)})`,
-          { details: this.#where(request), cause },
-        ),
-        retry: true,
-      };
+      if (!(failure instanceof WireError)) throw failure;
+      return this.#wireFailure(request, failure, timeoutMs);
     }
     if (response.status < 200 || response.status > 299) {
+      const retryAfterMs = parseRetryAfter(response.retryAfter);
       return {
         error: this.#httpError(request, response),
-        retry: RETRY_STATUSES.has(response.status),
+        retryable: isRetryableFailure(response.status, request.idempotent),
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       };
     }
     return { value: read(response) };
+  }
+
+  /** The coded error of a try that got no answer; aborts are thrown (never retried). */
+  #wireFailure(request: HttpRequest, failure: WireError, timeoutMs: number): FailedTry {
+    const what = `${request.method} ${request.path}`;
+    const caller = request.call?.signal;
+    switch (failure.kind) {
+      case 'aborted':
+        throw caller === undefined ? failure : abortedError(caller, what);
+      case 'too-large': {
+        const maxBytes = request.call?.maxResponseBytes;
+        throw new FlowfleetError('CLIENT_RESPONSE_TOO_LARGE', `${what}: ${failure.message}`, {
+          details: { ...this.#where(request), maxBytes },
+          cause: failure,
+        });
+      }
+      case 'timeout':
+        return {
+          error: new FlowfleetError('CLIENT_TIMEOUT', `${what}: no answer within ${timeoutMs} ms`, {
+            details: { ...this.#where(request), what: 'request', timeoutMs },
+            cause: failure,
+          }),
+          retryable: isRetryableFailure('timeout', request.idempotent),
+        };
+      case 'network': {
+        const cause = failure.cause ?? failure;
+        return {
+          error: new FlowfleetError(
+            'CLIENT_UNREACHABLE',
+            `${what}: the coordinator at ${this.#options.baseUrl} is unreachable (${describe(cause)})`,
+            { details: this.#where(request), cause },
+          ),
+          retryable: isRetryableFailure('network', request.idempotent, failure.unsent),
+        };
+      }
+    }
   }
 
   /** The coded error for a non-2xx answer: the server's own code when it sent a known envelope. */
@@ -195,7 +249,7 @@ export class HttpTransport {
       'CLIENT_HTTP_ERROR',
       envelope.success
         ? `${what} answered ${response.status} ${envelope.data.code}: ${envelope.data.message}`
-        : `${what} answered ${response.status} ${response.statusText}`.trimEnd(),
+        : `${what} answered ${response.status} ${response.statusText ?? ''}`.trimEnd(),
       {
         details: {
           ...this.#where(request),

@@ -1,4 +1,5 @@
 export { FlowfleetClient, createClient } from './flowfleet-client.js';
+export type { EnqueueOptions } from './flowfleet-client.js';
 export { ROUND_CONCURRENCY, enqueueRound } from './enqueue-round.js';
 export type { RolloutEnqueuer, RoundCommon, RoundGroup } from './enqueue-round.js';
 export { CLIENT_DEFAULTS, resolveClientOptions } from './client-options.js';
@@ -9,6 +10,7 @@ export type {
 } from './client-options.js';
 export { HttpTransport } from './http-transport.js';
 export type { CallOptions, HttpRequest } from './http-transport.js';
+export type { RetryEvent, RetryPolicy } from './retry-policy.js';
 export { WAIT_DEFAULTS, jobFailedError, waitForJob } from './wait-for-job.js';
 export type { JobStatusSource, WaitForOptions } from './wait-for-job.js';
 export { WAIT_FOR_SYNC_DEFAULTS, waitForSync } from './wait-for-sync.js';

@@ -229,6 +229,12 @@ export const ERROR_CODES = {
     httpStatus: 499,
     summary: "The caller's AbortSignal fired; the cause is the signal's reason.",
   },
+  CLIENT_RESPONSE_TOO_LARGE: {
+    source: 'client',
+    httpStatus: 502,
+    summary:
+      'An answer passed the size the call allows (maxResponseBytes: by Content-Length up front, or as it arrived); it is not retried.',
+  },
   CLIENT_HTTP_ERROR: {
     source: 'client',
     httpStatus: 502,
@@ -345,12 +351,6 @@ export const ERROR_CODES = {
     httpStatus: 422,
     summary:
       'A synced weights blob failed verification (sha256, size, safetensors layout, tensor names or shapes); the worker stays on its old version and acks refused.',
-  },
-  WORKER_BLOB_FETCH_FAILED: {
-    source: 'worker',
-    httpStatus: 503,
-    summary:
-      'The worker could not download a weights blob from the coordinator (unreachable, 404, cut short); it acks failed and retries on the next catch-up.',
   },
   WORKER_RESULT_UPLOAD_FAILED: {
     source: 'worker',

@@ -38,6 +38,20 @@ export type StoredBlob = z.infer<typeof StoredBlobSchema>;
  */
 export const SUMMARY_BYTES_HEADER = 'x-flowfleet-summary-bytes';
 
+/**
+ * The header of `POST /v1/rollouts` that names one enqueue (a UUID): the job id carries it, so a
+ * retried request with the same key enqueues nothing new and answers the same job.
+ */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
+/** An Idempotency-Key: a UUID, read in lowercase (the form a job id carries). */
+export const IdempotencyKeySchema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, {
+    message: 'expected a UUID',
+  })
+  .transform((key) => key.toLowerCase());
+
 /** `PUT /v1/results/:id` → 201 (result stored now) or 200 (the same result was already stored). */
 export const ResultUploadSchema = z.object({
   id: IdSchema,

@@ -93,12 +93,6 @@ export type { ValidationDetails, ValidationIssue } from './parse-or-throw.js';
 export { toJsonSchema } from './json-schema.js';
 export type { JsonSchemaOptions } from './json-schema.js';
 export { PROTOCOL_SCHEMAS } from './schemas.js';
-export { HttpExchangeError, httpExchange } from './http-exchange.js';
-export type {
-  HttpExchangeFailure,
-  HttpExchangeRequest,
-  HttpExchangeResponse,
-} from './http-exchange.js';
 export {
   EnqueuedRolloutSchema,
   FleetSchema,
@@ -110,6 +104,8 @@ export {
   RESULT_FILES,
   ResultUploadSchema,
   SUMMARY_BYTES_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  IdempotencyKeySchema,
   StoredBlobSchema,
   SyncAcceptedSchema,
   WeightReportSchema,

@@ -41,15 +41,19 @@ export type RolloutJob = z.output<typeof RolloutJobSchema>;
 
 /**
  * The job payload of a request that passed `rolloutRequestSchema`: the request, its requirements,
- * their lane, and a new id naming that lane. Built only here, the payload satisfies
- * `rolloutJobSchema` by construction (a property test holds it to that), so the enqueue path does
- * not parse it again; workers do, on dequeue.
+ * their lane, and a new id naming that lane (carrying `idempotencyKey`, a lowercase UUID, when
+ * given). Built only here, the payload satisfies `rolloutJobSchema` by construction (a property
+ * test holds it to that), so the enqueue path does not parse it again; workers do, on dequeue.
  */
-export function rolloutJobFor(request: RolloutRequest, enqueuedAt = new Date()): RolloutJob {
+export function rolloutJobFor(
+  request: RolloutRequest,
+  enqueuedAt = new Date(),
+  idempotencyKey?: string,
+): RolloutJob {
   const requirements = requirementsFor(request);
   const lane = laneForRequirements(requirements);
   return {
-    id: newRolloutJobId(lane),
+    id: newRolloutJobId(lane, idempotencyKey),
     lane,
     request,
     requirements,

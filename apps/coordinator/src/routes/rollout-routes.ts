@@ -1,6 +1,8 @@
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import {
   EnqueuedRolloutSchema,
+  IDEMPOTENCY_KEY_HEADER,
+  IdempotencyKeySchema,
   JobStatusSchema,
   ResultUploadSchema,
   SUMMARY_BYTES_HEADER,
@@ -28,6 +30,15 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
       flowfleet: {
         roles: ['trainer'],
         summary: 'Enqueue a rollout (a prompt × a group of seeds) on the lane of its requirements',
+        headers: [
+          {
+            name: IDEMPOTENCY_KEY_HEADER,
+            required: false,
+            description:
+              'A UUID naming this enqueue: sent again (a retry), it answers the job already enqueued',
+            schema: IdempotencyKeySchema,
+          },
+        ],
         body: rolloutRequestSchema(limits),
         response: { status: 202, body: EnqueuedRolloutSchema },
         errors: [
@@ -39,7 +50,13 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
       },
     },
     handler: async (request, reply) => {
-      const enqueued = await rollouts.enqueue(request.body);
+      const key = parseOrThrow(
+        IdempotencyKeySchema.optional(),
+        request.headers[IDEMPOTENCY_KEY_HEADER],
+        'PROTO_INVALID_REQUEST',
+        `the ${IDEMPOTENCY_KEY_HEADER} header`,
+      );
+      const enqueued = await rollouts.enqueue(request.body, key);
       return reply.status(202).send(enqueued);
     },
   });
