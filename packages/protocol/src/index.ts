@@ -10,7 +10,6 @@ export {
   LIMIT_NAMES,
   publishedLimitsOf,
   resolveLimits,
-  widestLimits,
 } from './limits.js';
 export type { Limits, PublishedLimits } from './limits.js';
 export { FleetLimits } from './fleet-limits.js';

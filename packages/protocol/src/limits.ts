@@ -64,13 +64,6 @@ export function resolveLimits(
   return Object.freeze(limits) as unknown as Limits;
 }
 
-/** Each limit the larger of the two: what a job accepted under either set may use. */
-export function widestLimits(a: Limits, b: Limits): Limits {
-  const widest: Record<string, number> = {};
-  for (const name of LIMIT_NAMES) widest[name] = Math.max(a[name], b[name]);
-  return Object.freeze(widest) as unknown as Limits;
-}
-
 /** The limits a fleet's coordinators published, as read back from Redis. */
 export interface PublishedLimits {
   /** Published values, DEFAULT_LIMITS where a limit was never published or is unreadable. */
