@@ -10,7 +10,7 @@ import { authorizationOf } from './dashboard/browser-token.js';
 import { registerDashboard } from './dashboard/dashboard-routes.js';
 import { docQueueBoardRoutes } from './dashboard/queue-board.js';
 import { DebugRequestLog, httpLogger } from './dashboard/request-log.js';
-import { answerClientError, installErrorHandling } from './error-handler.js';
+import { answerClientError, installErrorHandling, redisUnavailable } from './error-handler.js';
 import { assertNoEviction } from './eviction-policy.js';
 import { FleetCapacity } from './fleet-capacity.js';
 import { FleetReader } from './fleet-reader.js';
@@ -82,6 +82,8 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   const redis = new Redis(options.redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: 2,
+    // Back within half a second of Redis (ioredis's default backs off to 2 s).
+    retryStrategy: (attempt) => Math.min(attempt * 50, 500),
     connectionName: 'flowfleet-coordinator',
   });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
@@ -151,6 +153,9 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   app.addHook('onRequest', async (request) => {
     const doc = request.routeOptions.config.flowfleet;
     if (doc !== undefined) auth.authorize(authorizationOf(request, doc), doc.roles);
+    // Fail fast: a command queued on a reconnecting connection waits out ioredis's retries, and
+    // a lane queue first opened then waits for the connection indefinitely.
+    if (doc?.usesRedis === true && redis.status !== 'ready') throw redisUnavailable();
   });
   app.addHook('onResponse', async (request, reply) => {
     metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);

@@ -57,6 +57,14 @@ export function isRedisUnavailable(error: unknown, redis: RedisState): boolean {
   return redis.status !== 'ready';
 }
 
+/** The error of a Redis-backed request while Redis is away. */
+export function redisUnavailable(cause?: unknown): FlowfleetError {
+  return new FlowfleetError('API_REDIS_UNAVAILABLE', 'Redis is unavailable; retry shortly', {
+    details: { retryAfterSeconds: REDIS_RETRY_AFTER_SECONDS },
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
 /** Turns any thrown value into a FlowfleetError when it is an expected request failure. */
 export function asCodedError(
   error: unknown,
@@ -85,12 +93,7 @@ export function asCodedError(
       cause: error,
     });
   }
-  if (isRedisUnavailable(error, redis)) {
-    return new FlowfleetError('API_REDIS_UNAVAILABLE', 'Redis is unavailable; retry shortly', {
-      details: { retryAfterSeconds: REDIS_RETRY_AFTER_SECONDS },
-      cause: error,
-    });
-  }
+  if (isRedisUnavailable(error, redis)) return redisUnavailable(error);
   return error;
 }
 
@@ -104,7 +107,7 @@ export function installErrorHandling(app: FastifyInstance, redis: RedisState): v
     const coded = asCodedError(error, request.routeOptions.config.flowfleet, redis);
     const { status, body } = errorEnvelopeOf(coded);
     if (body.code === 'API_REDIS_UNAVAILABLE') {
-      request.log.warn({ err: error, code: body.code }, 'request failed: Redis unavailable');
+      request.log.warn({ err: error, redis: redis.status }, 'request failed: Redis unavailable');
       void reply.header('retry-after', String(REDIS_RETRY_AFTER_SECONDS));
     } else if (status >= 500) request.log.error({ err: error, code: body.code }, 'request failed');
     else request.log.info({ code: body.code }, 'request rejected');

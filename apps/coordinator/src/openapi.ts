@@ -64,6 +64,7 @@ function errorCodesOf(route: RouteInfo): ErrorCode[] {
   if (params !== undefined || querystring !== undefined) codes.add('API_INVALID_PARAMS');
   if (headers !== undefined) codes.add('API_INVALID_BODY');
   if (body !== undefined) codes.add(route.doc.bodyError ?? 'API_INVALID_BODY');
+  if (route.doc.usesRedis === true) codes.add('API_REDIS_UNAVAILABLE');
   if (route.roles.length > 0) codes.add('API_UNAUTHORIZED').add('API_FORBIDDEN');
   return [...codes];
 }

@@ -34,6 +34,12 @@ export interface RouteDoc {
   readonly produces?: { readonly status: number; readonly body: 'binary' | 'text' | 'html' };
   /** The code of a body that fails `schema.body` (default `API_INVALID_BODY`). */
   readonly bodyError?: ErrorCode;
+  /**
+   * The route needs Redis: while the connection is not ready it answers 503
+   * `API_REDIS_UNAVAILABLE` at once (rather than after ioredis's retries), and so does a Redis
+   * failure mid-request.
+   */
+  readonly usesRedis?: true;
   /** Error codes the route may answer with besides the auth, validation and generic ones. */
   readonly errors?: readonly ErrorCode[];
   /**

@@ -16,7 +16,7 @@ export function registerRolloutListRoute(
         roles: ['viewer'],
         summary:
           'The most recent rollouts across every lane, newest first: status and step progress (query: limit, 1–100, default 20)',
-        errors: ['API_REDIS_UNAVAILABLE'],
+        usesRedis: true,
       },
     },
     handler: async (request) => ({

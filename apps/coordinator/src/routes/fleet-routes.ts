@@ -25,7 +25,7 @@ export function registerFleetRoutes(app: FastifyInstance, services: CoordinatorS
       flowfleet: {
         roles: ['viewer'],
         summary: 'Every registered worker: platform, versions, load, alive or dead',
-        errors: ['API_REDIS_UNAVAILABLE'],
+        usesRedis: true,
       },
     },
     handler: async () => {
@@ -42,7 +42,7 @@ export function registerFleetRoutes(app: FastifyInstance, services: CoordinatorS
         roles: ['viewer'],
         summary:
           'Capability matrix: live workers per (op or component kind) × (device, arch, variant), plus lane backlog and capacity',
-        errors: ['API_REDIS_UNAVAILABLE'],
+        usesRedis: true,
       },
     },
     handler: async () => {
@@ -61,7 +61,7 @@ export function registerFleetRoutes(app: FastifyInstance, services: CoordinatorS
       flowfleet: {
         roles: ['viewer'],
         summary: 'Every recorded lane: requirements, queue counts, eligible live workers, capacity',
-        errors: ['API_REDIS_UNAVAILABLE'],
+        usesRedis: true,
       },
     },
     handler: async () => ({ lanes: (await readLaneCapacities(services)).lanes }),

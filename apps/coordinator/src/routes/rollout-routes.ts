@@ -37,8 +37,8 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
           'API_WEIGHT_VERSION_UNAVAILABLE',
           'API_BODY_TOO_LARGE',
           'API_INVALID_JSON',
-          'API_REDIS_UNAVAILABLE',
         ],
+        usesRedis: true,
       },
     },
     handler: async (request, reply) => {
@@ -54,7 +54,8 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
         roles: ['viewer'],
         summary:
           'A rollout job: queued | active | completed | failed, progress, summary or error (a job whose stored payload cannot be read is failed, PROTO_INVALID_JOB)',
-        errors: ['API_JOB_NOT_FOUND', 'API_REDIS_UNAVAILABLE'],
+        errors: ['API_JOB_NOT_FOUND'],
+        usesRedis: true,
       },
     },
     handler: async (request) => {
@@ -72,7 +73,8 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
         roles: ['viewer'],
         summary: "A completed rollout's tensors (safetensors bytes)",
         produces: { status: 200, body: 'binary' },
-        errors: ['API_JOB_NOT_FOUND', 'API_RESULT_NOT_FOUND', 'API_REDIS_UNAVAILABLE'],
+        errors: ['API_JOB_NOT_FOUND', 'API_RESULT_NOT_FOUND'],
+        usesRedis: true,
       },
     },
     handler: async (request, reply) => {
@@ -122,8 +124,8 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
             'API_RESULT_CONFLICT',
             'API_BLOB_TOO_LARGE',
             'API_UNSUPPORTED_MEDIA_TYPE',
-            'API_REDIS_UNAVAILABLE',
           ],
+          usesRedis: true,
         },
       },
       handler: async (request, reply) => {

@@ -79,7 +79,7 @@ export function registerSystemRoutes(
         roles: ['viewer'],
         summary: 'Prometheus metrics: lane depth, jobs by state, weight sync lag, workers',
         produces: { status: 200, body: 'text' },
-        errors: ['API_REDIS_UNAVAILABLE'],
+        usesRedis: true,
       },
     },
     handler: async (_request, reply) => {

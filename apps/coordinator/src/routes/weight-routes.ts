@@ -25,8 +25,8 @@ export function registerWeightRoutes(app: FastifyInstance, services: Coordinator
           'API_STALE_VERSION',
           'API_BLOB_NOT_FOUND',
           'API_INVALID_JSON',
-          'API_REDIS_UNAVAILABLE',
         ],
+        usesRedis: true,
       },
     },
     handler: async (request, reply) => {
@@ -59,7 +59,7 @@ export function registerWeightRoutes(app: FastifyInstance, services: Coordinator
         roles: ['viewer'],
         summary:
           "A component's current version and its newest versions with each worker's ack (query: limit)",
-        errors: ['API_REDIS_UNAVAILABLE'],
+        usesRedis: true,
       },
     },
     handler: async (request) => {
