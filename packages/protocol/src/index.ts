@@ -5,12 +5,7 @@ export { ERROR_CODES, FlowfleetError, isFlowfleetError } from '@flowfleet/errors
 export type { ErrorCode, ErrorCodeInfo, ErrorEnvelope } from '@flowfleet/errors';
 export { ErrorEnvelopeSchema, errorEnvelopeOf } from './error-envelope.js';
 
-export {
-  DEFAULT_LIMITS,
-  LIMIT_NAMES,
-  publishedLimitsOf,
-  resolveLimits,
-} from './limits.js';
+export { DEFAULT_LIMITS, LIMIT_NAMES, publishedLimitsOf, resolveLimits } from './limits.js';
 export type { Limits, PublishedLimits } from './limits.js';
 export { FleetLimits } from './fleet-limits.js';
 export type { FleetLimitsOptions } from './fleet-limits.js';

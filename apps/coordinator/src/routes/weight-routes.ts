@@ -21,11 +21,7 @@ export function registerWeightRoutes(app: FastifyInstance, services: Coordinator
         roles: ['trainer'],
         summary:
           'Make an uploaded blob the next weight version of a component: recorded, appended to the sync stream, published',
-        errors: [
-          'API_STALE_VERSION',
-          'API_BLOB_NOT_FOUND',
-          'API_INVALID_JSON',
-        ],
+        errors: ['API_STALE_VERSION', 'API_BLOB_NOT_FOUND', 'API_INVALID_JSON'],
         usesRedis: true,
       },
     },
