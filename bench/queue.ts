@@ -119,7 +119,8 @@ await runBench(async (teardown) => {
   const service: QueuePath = {
     name: 'ours: RolloutService.enqueue',
     watch: laneWatch,
-    add: async (tag) => (await rollouts.enqueue(body(tag))).id,
+    // The route validates the body before enqueue (fastify, the route's zod schema): so here.
+    add: async (tag) => (await rollouts.enqueue(rollouts.requestSchema.parse(body(tag)))).id,
   };
   // What a trainer calls: the SDK's enqueueRollouts (POST /v1/rollouts, answer validated).
   const trainer = FlowfleetClient.create({ baseUrl: coordinator.url, token: BENCH_TOKENS.trainer });

@@ -69,7 +69,7 @@ describe('FsBlobStore', () => {
     expect(await readdir(join(root, 'tmp'))).toEqual([]);
   });
 
-  it('writes in-memory results on its writer threads: once under concurrent writers, conflicts refused', async () => {
+  it('writes in-memory results once under concurrent writers, conflicts refused', async () => {
     const bytes = Buffer.from('tensor bytes');
     const writes = await Promise.all(
       Array.from({ length: 8 }, () => store.putResult('job-m', 'result.safetensors', [bytes], 100)),
@@ -95,14 +95,15 @@ describe('FsBlobStore', () => {
     expect(await readdir(join(root, 'tmp'))).toEqual([]);
   });
 
-  it('reports a filesystem error of a writer thread with its code and keeps working', async () => {
-    // A file where the job's directory should be: mkdir fails on the thread.
+  it('reports a filesystem error with its code, leaves no temp file and keeps working', async () => {
+    // A file where the job's directory should be: the link into it fails.
     await writeFile(join(root, 'results', 'job-f'), 'not a directory');
     const error = await store
       .putResult('job-f', 'summary.json', [Buffer.from('{}')], 100)
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
-    expect((error as NodeJS.ErrnoException).code).toBe('EEXIST');
+    expect((error as NodeJS.ErrnoException).code).toBe('ENOTDIR');
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
     const next = await store.putResult('job-g', 'summary.json', [Buffer.from('{}')], 100);
     expect(next.status).toBe('created');
   });

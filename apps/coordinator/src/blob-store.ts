@@ -5,13 +5,6 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { FlowfleetError } from '@flowfleet/errors';
 import type { ResultFile } from '@flowfleet/protocol';
-import { BlobWriter } from './blob-writer.js';
-
-/**
- * Results up to this size that arrive in memory are written by the writer threads (one message per
- * file); larger ones, and streams, are streamed to disk on the event loop.
- */
-export const SMALL_RESULT_BYTES = 4 * 1024 * 1024;
 
 /** Bytes to store: a request stream, or chunks already in memory. */
 export type ByteSource = AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
@@ -81,15 +74,13 @@ function isErrno(error: unknown, code: string): boolean {
  */
 export class FsBlobStore implements BlobStore {
   readonly #root: string;
-  readonly #writer = new BlobWriter();
 
   constructor(root: string) {
     this.#root = root;
   }
 
-  close(): Promise<void> {
-    return this.#writer.close();
-  }
+  /** Nothing to release: every write opens and closes its own files. */
+  async close(): Promise<void> {}
 
   async init(): Promise<void> {
     for (const dir of ['sha256', 'results', 'tmp']) {
@@ -101,6 +92,8 @@ export class FsBlobStore implements BlobStore {
     const temp = await this.#receive(source, maxBytes);
     // Same content, same name: renaming over an existing copy is harmless and atomic.
     await rename(temp.path, this.#blobPath(temp.sha256));
+    // The name is durable only once its directory is: a sync may name this blob next.
+    await syncDirectory(join(this.#root, 'sha256'));
     return { sha256: temp.sha256, sizeBytes: temp.sizeBytes };
   }
 
@@ -119,23 +112,22 @@ export class FsBlobStore implements BlobStore {
     source: ByteSource,
     maxBytes: number,
   ): Promise<ResultWrite> {
-    if (Array.isArray(source)) {
-      const bytes = Buffer.concat(source as Uint8Array[]);
-      if (bytes.byteLength <= SMALL_RESULT_BYTES) {
-        return this.#putSmallResult(jobId, file, bytes, maxBytes);
-      }
-    }
     const temp = await this.#receive(source, maxBytes);
+    const jobDir = join(this.#root, 'results', jobId);
     const target = this.#resultPath(jobId, file);
     try {
       try {
-        await mkdir(join(this.#root, 'results', jobId));
+        await mkdir(jobDir);
+        await syncDirectory(join(this.#root, 'results'));
       } catch (error) {
         if (!isErrno(error, 'EEXIST')) throw error;
       }
       try {
         // link() fails when the target exists, so exactly one writer ever creates a result.
         await link(temp.path, target);
+        // Before the worker is told "created" (and BullMQ says completed): after a power loss the
+        // file's data (fdatasync in #receive) must not come back without its name.
+        await syncDirectory(jobDir);
         return { sha256: temp.sha256, sizeBytes: temp.sizeBytes, status: 'created' };
       } catch (error) {
         if (!isErrno(error, 'EEXIST')) throw error;
@@ -156,38 +148,6 @@ export class FsBlobStore implements BlobStore {
 
   openResult(jobId: string, file: ResultFile): Promise<OpenedObject | undefined> {
     return this.#open(this.#resultPath(jobId, file));
-  }
-
-  /** putResult for bytes in memory: the whole create-once write is one writer-thread message. */
-  async #putSmallResult(
-    jobId: string,
-    file: ResultFile,
-    bytes: Buffer,
-    maxBytes: number,
-  ): Promise<ResultWrite> {
-    if (bytes.byteLength > maxBytes) {
-      throw new FlowfleetError(
-        'API_BLOB_TOO_LARGE',
-        `upload exceeds the limit of ${maxBytes} bytes`,
-        {
-          details: { maxBytes },
-        },
-      );
-    }
-    const written = await this.#writer.write({
-      dir: join(this.#root, 'results', jobId),
-      temp: join(this.#root, 'tmp', `${randomUUID()}.part`),
-      target: this.#resultPath(jobId, file),
-      bytes,
-    });
-    const stored = { sha256: written.sha256, sizeBytes: bytes.byteLength };
-    if (written.status === 'created') return { ...stored, status: 'created' };
-    if (written.storedSha256 === written.sha256) return { ...stored, status: 'unchanged' };
-    throw new FlowfleetError(
-      'API_RESULT_CONFLICT',
-      `job ${jobId} already has a different ${file}; results are written once`,
-      { details: { jobId, file, storedSha256: written.storedSha256, sentSha256: written.sha256 } },
-    );
   }
 
   #blobPath(sha256: string): string {
@@ -243,6 +203,16 @@ export class FsBlobStore implements BlobStore {
     }
     await handle.close();
     return { path, sha256: hash.digest('hex'), sizeBytes };
+  }
+}
+
+/** Makes a directory's entries (a new name: link, rename, mkdir) durable. */
+async function syncDirectory(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 

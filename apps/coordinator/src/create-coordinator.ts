@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { FlowfleetError } from '@flowfleet/errors';
-import { DEFAULT_LIMITS, type Limits } from '@flowfleet/protocol';
+import { DEFAULT_LIMITS, FleetLimits, type Limits } from '@flowfleet/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
@@ -9,8 +9,8 @@ import { FsBlobStore, type BlobStore } from './blob-store.js';
 import { authorizationOf } from './dashboard/browser-token.js';
 import { registerDashboard } from './dashboard/dashboard-routes.js';
 import { docQueueBoardRoutes } from './dashboard/queue-board.js';
-import { httpLogger } from './dashboard/request-log.js';
-import { installErrorHandling } from './error-handler.js';
+import { DebugRequestLog, httpLogger } from './dashboard/request-log.js';
+import { answerClientError, installErrorHandling, redisUnavailable } from './error-handler.js';
 import { assertNoEviction } from './eviction-policy.js';
 import { FleetCapacity } from './fleet-capacity.js';
 import { FleetReader } from './fleet-reader.js';
@@ -18,6 +18,7 @@ import { JobStatusReader } from './job-status-reader.js';
 import { coordinatorKeys } from './keys.js';
 import { LaneQueues } from './lane-queues.js';
 import { LaneRegistry } from './lane-registry.js';
+import { publishLimits } from './limits-publisher.js';
 import { CoordinatorMetrics } from './metrics.js';
 import { RolloutService } from './rollout-service.js';
 import { collectRoutes, type RouteInfo } from './route-table.js';
@@ -29,6 +30,7 @@ import { registerWeightRoutes } from './routes/weight-routes.js';
 import type { CoordinatorServices } from './services.js';
 import { COORDINATOR_VERSION } from './version.js';
 import { WeightRegistry } from './weight-registry.js';
+import { zodSerializerCompiler, zodValidatorCompiler } from './zod-type-provider.js';
 
 /** How to build a coordinator. */
 export interface CoordinatorOptions {
@@ -80,6 +82,8 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   const redis = new Redis(options.redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: 2,
+    // Back within half a second of Redis (ioredis's default backs off to 2 s).
+    retryStrategy: (attempt) => Math.min(attempt * 50, 500),
     connectionName: 'flowfleet-coordinator',
   });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
@@ -96,13 +100,25 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   const weights = new WeightRegistry(redis, keys);
   const metrics = new CoordinatorMetrics();
   const auth = new BearerAuth(options.tokens ?? undefined);
+  const fleetLimits = new FleetLimits({
+    read: () => redis.hgetall(keys.limits),
+    onUnreadable: (fields) =>
+      logger.warn({ fields, key: keys.limits }, 'unreadable published limits: defaults used'),
+  });
 
+  const httpLog = httpLogger(logger) as FastifyBaseLogger;
   const app = Fastify({
     // Request URLs are logged: the dashboard's `?token=` is redacted from them.
-    loggerInstance: httpLogger(logger) as FastifyBaseLogger,
+    loggerInstance: httpLog,
     bodyLimit: limits.maxBodyBytes,
     exposeHeadRoutes: false,
+    // Two info lines per request would drown what an operator reads: debug.
+    logController: new DebugRequestLog(),
+    // A request node:http cannot parse gets the same error envelope as any other.
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, httpLog),
   });
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(zodSerializerCompiler);
   // JSON routes take JSON only (a text/plain body would reach zod as a string).
   app.removeContentTypeParser('text/plain');
   // bull-board registers its own routes under /queues: they get their auth doc before collection.
@@ -112,6 +128,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     redis,
     keys,
     limits,
+    fleetLimits,
     logger,
     blobs,
     queues,
@@ -127,15 +144,18 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
       weights,
       logger,
     }),
-    jobs: new JobStatusReader(queues, blobs),
+    jobs: new JobStatusReader(queues, blobs, fleetLimits),
     metrics,
     routes,
   };
 
-  installErrorHandling(app);
+  installErrorHandling(app, redis);
   app.addHook('onRequest', async (request) => {
     const doc = request.routeOptions.config.flowfleet;
     if (doc !== undefined) auth.authorize(authorizationOf(request, doc), doc.roles);
+    // Fail fast: a command queued on a reconnecting connection waits out ioredis's retries, and
+    // a lane queue first opened then waits for the connection indefinitely.
+    if (doc?.usesRedis === true && redis.status !== 'ready') throw redisUnavailable();
   });
   app.addHook('onResponse', async (request, reply) => {
     metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
@@ -184,6 +204,9 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
       );
     }
     await assertNoEviction(redis);
+    // Before the first request: no job is accepted under limits the fleet has not been told.
+    const published = await publishLimits(redis, keys.limits, limits);
+    logger.info({ enforced: limits, fleet: published.limits }, 'limits published');
     await blobs.init();
     const url = await app.listen({ port, host });
     logger.info({ url, prefix: keys.prefix, auth: auth.enabled }, 'coordinator listening');

@@ -1,30 +1,16 @@
-import { manifestSatisfies, type LaneSpec, type ManifestRow } from '@flowfleet/protocol';
+import {
+  manifestSatisfies,
+  type FleetWorker,
+  type LaneCapacity,
+  type LaneSpec,
+  type ManifestRow,
+  type Matrix,
+} from '@flowfleet/protocol';
 import type { WorkerView } from './fleet-reader.js';
 import type { LaneCounts } from './lane-queues.js';
 
-/** One worker as `GET /v1/fleet` lists it. */
-export interface WorkerSummary {
-  readonly workerId: string;
-  readonly alive: boolean;
-  readonly host: string;
-  readonly pid: number;
-  readonly platform: WorkerView['manifest']['platform'];
-  readonly version: string;
-  readonly startedAt: string;
-  readonly concurrency: number;
-  /** Rollouts running now (from the heartbeat; 0 when dead). */
-  readonly activeJobs: number;
-  readonly lastHeartbeatAt: string | null;
-  /** The lanes it serves now (from the heartbeat; empty when dead). */
-  readonly lanes: readonly string[];
-  readonly models: readonly string[];
-  readonly weights: Readonly<Record<string, number>>;
-  readonly kernels: { readonly available: number; readonly declared: number };
-  readonly components: { readonly available: number; readonly declared: number };
-}
-
 /** The fleet listing. */
-export function summarizeWorkers(workers: readonly WorkerView[]): WorkerSummary[] {
+export function summarizeWorkers(workers: readonly WorkerView[]): FleetWorker[] {
   return workers.map(({ workerId, alive, manifest, heartbeat }) => ({
     workerId,
     alive,
@@ -51,30 +37,7 @@ export function summarizeWorkers(workers: readonly WorkerView[]): WorkerSummary[
 }
 
 /** One cell of the capability matrix: how many live workers have this cell available. */
-export interface MatrixCell {
-  readonly registry: 'kernel' | 'component';
-  /** The op (kernels) or component kind (components). */
-  readonly name: string;
-  readonly device: string;
-  /** The registered arch (kernels only; components have no arch). */
-  readonly arch?: string;
-  readonly variant: string;
-  readonly liveWorkers: number;
-}
-
-/** A lane's backlog and what the live fleet can put against it. */
-export interface LaneCapacity {
-  readonly lane: string;
-  readonly requirements: LaneSpec['requirements'];
-  readonly createdAt: string;
-  /** Jobs not started yet: waiting + delayed + prioritized. */
-  readonly backlog: number;
-  readonly counts: LaneCounts;
-  /** Live workers that satisfy the lane. */
-  readonly eligibleWorkers: readonly string[];
-  /** Sum of those workers' concurrency. */
-  readonly capacity: number;
-}
+type MatrixCell = Matrix['cells'][number];
 
 function cellOf(
   registry: MatrixCell['registry'],

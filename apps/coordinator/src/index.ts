@@ -18,20 +18,14 @@ export type {
   StoredObject,
 } from './blob-store.js';
 export { capabilityMatrix, laneCapacities, summarizeWorkers } from './fleet-views.js';
-export type { LaneCapacity, MatrixCell, WorkerSummary } from './fleet-views.js';
 export { versionStatus } from './weight-registry.js';
-export type { VersionReport, VersionStatus, WeightReport } from './weight-registry.js';
+export type { VersionStatus } from './weight-registry.js';
 export { JOB_ATTEMPTS, JOB_RETENTION_SECONDS } from './rollout-service.js';
-export type { EnqueuedRollout } from './rollout-service.js';
 export { FleetCapacity, judgeWorkers } from './fleet-capacity.js';
 export type { CapacityCheck, WorkerVerdict } from './fleet-capacity.js';
 export { COORDINATOR_VERSION } from './version.js';
-export {
-  RolloutListItemSchema,
-  RolloutListQuerySchema,
-  RolloutListSchema,
-} from './dashboard/rollout-list.js';
-export type { RolloutListItem } from './dashboard/rollout-list.js';
+export { RolloutListQuerySchema } from './dashboard/rollout-list.js';
+export { publishLimits } from './limits-publisher.js';
 export { SyncBodySchema } from './api-schemas.js';
 // The response schemas live in @flowfleet/protocol (shared with the client); re-exported here so
 // existing imports from the coordinator keep working. RESULT_FILES/ResultFile likewise.
@@ -43,6 +37,8 @@ export {
   MatrixSchema,
   RESULT_FILES,
   ResultUploadSchema,
+  RolloutListItemSchema,
+  RolloutListSchema,
   StoredBlobSchema,
   SyncAcceptedSchema,
   WeightReportSchema,

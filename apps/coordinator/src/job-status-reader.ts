@@ -1,25 +1,16 @@
-import { FlowfleetError } from '@flowfleet/errors';
+import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import {
-  ErrorEnvelopeSchema,
-  JobProgressSchema,
-  RolloutJobSchema,
   RolloutSummarySchema,
+  errorEnvelopeOf,
   parseOrThrow,
-  type JobProgress,
-  type JobState,
+  type FleetLimits,
   type JobStatus,
   type RolloutSummary,
 } from '@flowfleet/protocol';
-import type { Job } from 'bullmq';
 import type { BlobStore } from './blob-store.js';
+import { jobViewOf } from './job-view.js';
 import type { LaneQueues } from './lane-queues.js';
-
-/** BullMQ states we name; every other state (waiting, delayed, prioritized…) is `queued`. */
-const NAMED_STATES: Readonly<Record<string, JobState>> = {
-  active: 'active',
-  completed: 'completed',
-  failed: 'failed',
-};
+import { readStoredJob, type StoredJob } from './stored-job.js';
 
 async function readAll(stream: AsyncIterable<unknown>): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -27,49 +18,35 @@ async function readAll(stream: AsyncIterable<unknown>): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-function iso(epochMs: number | undefined): string | undefined {
-  return epochMs === undefined || epochMs === 0 ? undefined : new Date(epochMs).toISOString();
-}
-
 /** Reads of a job that keeps moving before its state and record are taken as they stand. */
 const CONSISTENT_READ_ATTEMPTS = 3;
 
-/** A failed job's error: the worker stores the envelope JSON as BullMQ's failedReason. */
-export function errorFromFailedReason(failedReason: string | undefined): JobStatus['error'] {
-  let value: unknown;
-  try {
-    value = JSON.parse(failedReason ?? '');
-  } catch {
-    value = undefined;
-  }
-  const envelope = ErrorEnvelopeSchema.safeParse(value);
-  if (envelope.success) return envelope.data;
-  return { code: 'INTERNAL_ERROR', message: failedReason || 'the job failed', details: {} };
-}
-
 /**
  * Reports a job's status from BullMQ (state, progress, attempts) and the blob store (summary):
- * queued | active | completed | failed, with `progress {step, steps}`.
+ * queued | active | completed | failed, with `progress {step, steps}`. Stored data that cannot
+ * be read (payload, summary) makes the job `failed` with `PROTO_INVALID_JOB`, never an error.
  */
 export class JobStatusReader {
   readonly #queues: LaneQueues;
   readonly #blobs: BlobStore;
+  readonly #limits: FleetLimits;
 
-  constructor(queues: LaneQueues, blobs: BlobStore) {
+  constructor(queues: LaneQueues, blobs: BlobStore, limits: FleetLimits) {
     this.#queues = queues;
     this.#blobs = blobs;
+    this.#limits = limits;
   }
 
   /**
    * The status of job `id` on `lane`.
    * @throws FlowfleetError `API_JOB_NOT_FOUND` when the queue no longer holds the job and no
-   * result was stored; `PROTO_INVALID_JOB` when stored data fails its schema.
+   * readable result was stored.
    */
   async status(id: string, lane: string): Promise<JobStatus> {
-    const { state, job } = await this.#read(lane, id);
-    if (job === undefined) {
+    const { state, stored } = await this.#read(lane, id);
+    if (stored === undefined) {
       // Past BullMQ's retention the stored result still answers.
-      const summary = await this.summary(id);
+      const summary = await this.#summaryOrUndefined(id);
       if (summary === undefined) {
         throw new FlowfleetError('API_JOB_NOT_FOUND', `no rollout job ${id}`, { details: { id } });
       }
@@ -84,45 +61,38 @@ export class JobStatusReader {
         createdAt: new Date(0).toISOString(),
       };
     }
-    const data = parseOrThrow(RolloutJobSchema, job.data, 'PROTO_INVALID_JOB', 'job payload');
-    // A failed attempt that will be retried is back in `delayed`/`waiting`, hence `queued`.
-    const status: JobState = NAMED_STATES[state] ?? 'queued';
-    const steps = data.request.steps;
-    const reported = JobProgressSchema.safeParse(job.progress);
-    const progress: JobProgress =
-      status === 'completed'
-        ? { step: steps, steps }
-        : reported.success
-          ? reported.data
-          : { step: 0, steps };
-    const summary =
-      status === 'completed'
-        ? ((await this.summary(id)) ??
-          parseOrThrow(
-            RolloutSummarySchema,
-            job.returnvalue,
-            'PROTO_INVALID_JOB',
-            `summary of completed job ${id}`,
-          ))
-        : undefined;
-    const startedAt = iso(job.processedOn);
-    const finishedAt =
-      status === 'completed' || status === 'failed' ? iso(job.finishedOn) : undefined;
-    return {
-      id,
-      lane,
-      status,
-      progress,
-      ...(summary !== undefined ? { summary } : {}),
-      ...(status === 'failed' ? { error: errorFromFailedReason(job.failedReason) } : {}),
-      ...(job.processedBy !== undefined && job.processedBy !== ''
-        ? { worker: job.processedBy }
-        : {}),
-      attempts: job.attemptsMade,
-      createdAt: new Date(job.timestamp).toISOString(),
-      ...(startedAt !== undefined ? { startedAt } : {}),
-      ...(finishedAt !== undefined ? { finishedAt } : {}),
-    };
+    const view = jobViewOf(id, lane, state, stored.job, stored.read);
+    if (view.status !== 'completed') return view;
+    try {
+      return { ...view, summary: await this.#completedSummary(id, stored) };
+    } catch (error) {
+      if (!isFlowfleetError(error, 'PROTO_INVALID_JOB')) throw error;
+      // Completed, but what it stored cannot be read: no result a trainer could use.
+      return { ...view, status: 'failed', error: errorEnvelopeOf(error).body };
+    }
+  }
+
+  /** The stored summary, else the job's return value. @throws PROTO_INVALID_JOB */
+  async #completedSummary(id: string, stored: StoredJob): Promise<RolloutSummary> {
+    return (
+      (await this.summary(id)) ??
+      parseOrThrow(
+        RolloutSummarySchema,
+        stored.job.returnvalue,
+        'PROTO_INVALID_JOB',
+        `summary of completed job ${id}`,
+      )
+    );
+  }
+
+  /** The stored summary; an unreadable one counts as none (the job is past its retention). */
+  async #summaryOrUndefined(id: string): Promise<RolloutSummary | undefined> {
+    try {
+      return await this.summary(id);
+    } catch (error) {
+      if (isFlowfleetError(error, 'PROTO_INVALID_JOB')) return undefined;
+      throw error;
+    }
   }
 
   /**
@@ -131,13 +101,13 @@ export class JobStatusReader {
    * finished, raising its attempt count — is read again), so a status never mixes a state with a
    * record from another moment.
    */
-  async #read(lane: string, id: string): Promise<{ state: string; job: Job | undefined }> {
+  async #read(lane: string, id: string): Promise<{ state: string; stored: StoredJob | undefined }> {
     const queue = this.#queues.get(lane);
     let state = await queue.getJobState(id);
     for (let attempt = 1; ; attempt++) {
-      const job = state === 'unknown' ? undefined : ((await queue.getJob(id)) as Job | undefined);
+      const stored = state === 'unknown' ? undefined : await readStoredJob(queue, id, this.#limits);
       const after = await queue.getJobState(id);
-      if (after === state || attempt >= CONSISTENT_READ_ATTEMPTS) return { state: after, job };
+      if (after === state || attempt >= CONSISTENT_READ_ATTEMPTS) return { state: after, stored };
       state = after;
     }
   }

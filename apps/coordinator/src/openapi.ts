@@ -5,23 +5,20 @@ import type { RouteInfo } from './route-table.js';
 
 type JsonObject = Record<string, unknown>;
 
-const BINARY = { type: 'string', format: 'binary' };
-
-type Body = z.ZodType | 'binary' | 'text' | 'html';
-
-function schemaOf(body: Body, io: 'input' | 'output'): JsonObject {
-  if (body === 'binary') return BINARY;
-  if (body === 'text' || body === 'html') return { type: 'string' };
-  const schema = toJsonSchema(body, { io });
-  delete schema['$schema'];
-  return schema;
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+  const json = toJsonSchema(schema, { io });
+  delete json['$schema'];
+  return json;
 }
 
-const MEDIA_TYPES = { binary: 'application/octet-stream', text: 'text/plain', html: 'text/html' };
+const RAW = {
+  binary: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+  text: { 'text/plain': { schema: { type: 'string' } } },
+  html: { 'text/html': { schema: { type: 'string' } } },
+} as const;
 
-function contentOf(body: Body, io: 'input' | 'output'): JsonObject {
-  const type = typeof body === 'string' ? MEDIA_TYPES[body] : 'application/json';
-  return { [type]: { schema: schemaOf(body, io) } };
+function jsonContent(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+  return { 'application/json': { schema: jsonSchemaOf(schema, io) } };
 }
 
 /** `/v1/rollouts/:id` → `/v1/rollouts/{id}` */
@@ -29,32 +26,53 @@ function openApiPath(url: string): string {
   return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
+/** One OpenAPI parameter per property of a request part's (object) schema. */
+function parametersIn(schema: z.ZodType | undefined, where: 'path' | 'query' | 'header') {
+  if (schema === undefined) return [];
+  const json = jsonSchemaOf(schema, 'input');
+  const properties = (json['properties'] ?? {}) as Record<string, JsonObject>;
+  const required = new Set((json['required'] ?? []) as string[]);
+  return Object.entries(properties).map(([name, property]) => {
+    const { description, ...rest } = property;
+    return {
+      name,
+      in: where,
+      required: where === 'path' || required.has(name),
+      ...(description === undefined ? {} : { description }),
+      schema: rest,
+    };
+  });
+}
+
 function parametersOf(route: RouteInfo): JsonObject[] {
-  const names = [...route.url.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => match[1] ?? '');
-  const shape = route.doc.params === undefined ? undefined : schemaOf(route.doc.params, 'input');
-  const properties = (shape?.['properties'] ?? {}) as Record<string, JsonObject>;
-  const path = names.map((name) => ({
-    name,
-    in: 'path',
-    required: true,
-    schema: properties[name] ?? { type: 'string' },
-  }));
-  const headers = (route.doc.headers ?? []).map((header) => ({
-    name: header.name,
-    in: 'header',
-    required: header.required,
-    description: header.description,
-    schema: schemaOf(header.schema, 'input'),
-  }));
-  return [...path, ...headers];
+  const { params, querystring, headers } = route.schema;
+  const path = parametersIn(params, 'path');
+  // A path parameter the route declares no schema for is still a string.
+  const named = [...route.url.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => match[1] ?? '');
+  for (const name of named) {
+    if (!path.some((parameter) => parameter.name === name)) {
+      path.push({ name, in: 'path', required: true, schema: { type: 'string' } });
+    }
+  }
+  return [...path, ...parametersIn(querystring, 'query'), ...parametersIn(headers, 'header')];
+}
+
+/** Every code a route may answer with: its own, its validation codes, and auth's. */
+function errorCodesOf(route: RouteInfo): ErrorCode[] {
+  const codes = new Set<ErrorCode>(route.doc.errors ?? []);
+  const { params, querystring, headers, body } = route.schema;
+  if (params !== undefined || querystring !== undefined) codes.add('API_INVALID_PARAMS');
+  if (headers !== undefined || body !== undefined)
+    codes.add(route.doc.bodyError ?? 'API_INVALID_BODY');
+  if (route.doc.usesRedis === true) codes.add('API_REDIS_UNAVAILABLE');
+  if (route.roles.length > 0) codes.add('API_UNAUTHORIZED').add('API_FORBIDDEN');
+  return [...codes];
 }
 
 function errorResponses(route: RouteInfo): JsonObject {
-  const codes: string[] = [...(route.doc.errors ?? [])];
-  if (route.roles.length > 0) codes.push('API_UNAUTHORIZED', 'API_FORBIDDEN');
   const byStatus = new Map<number, string[]>();
-  for (const code of codes) {
-    const status = ERROR_CODES[code as ErrorCode]?.httpStatus ?? 500;
+  for (const code of errorCodesOf(route)) {
+    const status = ERROR_CODES[code].httpStatus;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const responses: JsonObject = {};
@@ -67,10 +85,22 @@ function errorResponses(route: RouteInfo): JsonObject {
   return responses;
 }
 
+function successResponses(route: RouteInfo): JsonObject {
+  const responses: JsonObject = {};
+  for (const [status, schema] of Object.entries(route.schema.response ?? {})) {
+    responses[status] = { description: 'success', content: jsonContent(schema, 'output') };
+  }
+  const { produces } = route.doc;
+  if (produces !== undefined) {
+    responses[String(produces.status)] = { description: 'success', content: RAW[produces.body] };
+  }
+  return responses;
+}
+
 /**
  * The OpenAPI 3.1 document of the coordinator, generated from the routes the server registered
- * and the zod schemas each route declares (so it cannot list a route that does not exist, nor
- * miss one that does).
+ * and the zod schemas fastify validates and serializes each with (so it cannot list a route that
+ * does not exist, nor describe a body other than the one checked).
  */
 export function buildOpenApi(routes: readonly RouteInfo[], version: string): JsonObject {
   const paths: Record<string, Record<string, JsonObject>> = {};
@@ -87,22 +117,19 @@ export function buildOpenApi(routes: readonly RouteInfo[], version: string): Jso
             ? [{ bearer: [] }]
             : [{ bearer: [] }, { queryToken: [] }],
       parameters: parametersOf(route),
-      responses: {
-        [String(route.doc.response.status)]: {
-          description: 'success',
-          content: contentOf(route.doc.response.body, 'output'),
-        },
-        ...errorResponses(route),
-      },
+      responses: { ...successResponses(route), ...errorResponses(route) },
     };
-    if (route.doc.body !== undefined) {
-      operation['requestBody'] = { required: true, content: contentOf(route.doc.body, 'input') };
+    const { body } = route.schema;
+    if (body !== undefined) {
+      operation['requestBody'] = { required: true, content: jsonContent(body, 'input') };
+    } else if (route.doc.consumes === 'binary') {
+      operation['requestBody'] = { required: true, content: RAW.binary };
     }
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation };
   }
-  const schemas: JsonObject = { ErrorEnvelope: schemaOf(ErrorEnvelopeSchema, 'output') };
+  const schemas: JsonObject = { ErrorEnvelope: jsonSchemaOf(ErrorEnvelopeSchema, 'output') };
   for (const [name, schema] of Object.entries(PROTOCOL_SCHEMAS)) {
-    schemas[name] = schemaOf(schema as z.ZodType, 'output');
+    schemas[name] = jsonSchemaOf(schema as z.ZodType, 'output');
   }
   return {
     openapi: '3.1.0',

@@ -1,9 +1,9 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import {
   laneOfJobId,
-  parseOrThrow,
   rolloutJobFor,
   rolloutRequestSchema,
+  type EnqueuedRollout,
   type Limits,
   type RolloutRequest,
 } from '@flowfleet/protocol';
@@ -13,15 +13,6 @@ import type { FleetCapacity } from './fleet-capacity.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
 import type { WeightRegistry } from './weight-registry.js';
-
-/** What `POST /v1/rollouts` answers. */
-export interface EnqueuedRollout {
-  readonly id: string;
-  readonly lane: string;
-  readonly status: 'queued';
-  /** How many live workers can serve the lane right now (0 only with waitForCapacity). */
-  readonly eligibleWorkers: number;
-}
 
 /** How long BullMQ keeps a finished job (its stored result files stay). */
 export const JOB_RETENTION_SECONDS = 7 * 24 * 3600;
@@ -43,29 +34,27 @@ export interface RolloutServiceOptions {
 /** Enqueues rollouts onto their lanes (DESIGN.md §5 "Requirements and lanes"). */
 export class RolloutService {
   readonly #options: RolloutServiceOptions;
-  readonly #requestSchema: ReturnType<typeof rolloutRequestSchema>;
+  /**
+   * The `POST /v1/rollouts` body schema under this coordinator's limits: the route validates with
+   * it (answering `PROTO_INVALID_REQUEST`), so `enqueue` takes the parsed request.
+   */
+  readonly requestSchema: ReturnType<typeof rolloutRequestSchema>;
 
   constructor(options: RolloutServiceOptions) {
     this.#options = options;
-    this.#requestSchema = rolloutRequestSchema(options.limits);
+    this.requestSchema = rolloutRequestSchema(options.limits);
   }
 
   /**
-   * Validates a request, picks its lane, checks capacity and enqueues one job. A rejected
-   * request changes nothing: no lane record, no job. With an `idempotencyKey` (a lowercase UUID)
-   * the job id carries the key, so the same request sent again adds nothing (BullMQ adds a job id
-   * once) and answers the same job.
-   * @throws FlowfleetError `PROTO_INVALID_REQUEST` (schema, limits), `API_WEIGHT_VERSION_UNAVAILABLE`
-   * (a required weight version was never synced), `API_NO_CAPACITY` (no live worker satisfies the
-   * requirements and `waitForCapacity` is false).
+   * Picks a validated request's lane, checks capacity and enqueues one job. A rejected request
+   * changes nothing: no lane record, no job. With an `idempotencyKey` (a lowercase UUID) the job
+   * id carries the key, so the same request sent again adds nothing (BullMQ adds a job id once)
+   * and answers the same job.
+   * @throws FlowfleetError `API_WEIGHT_VERSION_UNAVAILABLE` (a required weight version was never
+   * synced), `API_NO_CAPACITY` (no live worker satisfies the requirements and `waitForCapacity`
+   * is false).
    */
-  async enqueue(body: unknown, idempotencyKey?: string): Promise<EnqueuedRollout> {
-    const request: RolloutRequest = parseOrThrow(
-      this.#requestSchema,
-      body,
-      'PROTO_INVALID_REQUEST',
-      'rollout request',
-    );
+  async enqueue(request: RolloutRequest, idempotencyKey?: string): Promise<EnqueuedRollout> {
     // Built from the validated request, the payload passes the workers' job schema by
     // construction (rolloutJobFor's property test); its id names its lane.
     const job = rolloutJobFor(request, new Date(), idempotencyKey);

@@ -1,4 +1,4 @@
-import type { Limits } from '@flowfleet/protocol';
+import type { FleetLimits, Limits } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { BlobStore } from './blob-store.js';
@@ -16,7 +16,10 @@ import type { WeightRegistry } from './weight-registry.js';
 export interface CoordinatorServices {
   readonly redis: Redis;
   readonly keys: CoordinatorKeys;
+  /** The limits this coordinator enforces at the edge. */
   readonly limits: Limits;
+  /** The fleet's published limits (the widest any coordinator enforced): stored jobs are read with them. */
+  readonly fleetLimits: FleetLimits;
   readonly logger: Logger;
   readonly blobs: BlobStore;
   readonly queues: LaneQueues;

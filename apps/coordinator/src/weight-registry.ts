@@ -2,37 +2,20 @@ import { FlowfleetError } from '@flowfleet/errors';
 import {
   SyncAckSchema,
   type SyncStatus,
+  type WeightReport,
   type WeightRequirements,
   type WeightSync,
+  type WeightVersionReport,
 } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
 import type { CoordinatorKeys } from './keys.js';
 
-/** How a synced version fared across the fleet. */
-export type VersionStatus = 'pending' | 'loaded' | 'failed' | 'superseded';
-
-/** One synced version with its acknowledgements. */
-export interface VersionReport {
-  readonly sha256: string;
-  readonly sizeBytes: number;
-  readonly syncedAt: string;
-  /**
-   * `loaded`: some worker acked ok; `failed`: no worker could load it and no live worker is still
-   * pending; `superseded`: a newer version came before anyone loaded it; else `pending`.
-   */
-  readonly status: VersionStatus;
-  /** Worker id → what became of the sync there. */
-  readonly acks: Readonly<Record<string, SyncStatus>>;
-  /** Worker id → why it refused or failed. */
-  readonly reasons: Readonly<Record<string, string>>;
-}
-
-/** A component's weight history, newest versions first. */
-export interface WeightReport {
-  readonly component: string;
-  readonly current: number | null;
-  readonly versions: Readonly<Record<string, VersionReport>>;
-}
+/**
+ * How a synced version fared across the fleet: `loaded` (some worker acked ok), `failed` (no
+ * worker could load it and no live worker is still pending), `superseded` (a newer version came
+ * before anyone loaded it), else `pending`.
+ */
+export type VersionStatus = WeightVersionReport['status'];
 
 interface VersionRecord {
   readonly sha256: string;
@@ -169,7 +152,7 @@ export class WeightRegistry {
     const pipeline = this.#redis.pipeline();
     for (const version of versions) pipeline.hgetall(this.#keys.acks(component, version));
     const replies = versions.length === 0 ? [] : ((await pipeline.exec()) ?? []);
-    const report: Record<string, VersionReport> = {};
+    const report: Record<string, WeightVersionReport> = {};
     versions.forEach((version, i) => {
       const record = JSON.parse(fields[`v:${version}`] ?? '{}') as VersionRecord;
       const raw = (replies[i]?.[1] ?? {}) as Record<string, string>;
@@ -204,7 +187,7 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** Decides a version's fleet-wide status from its acks (see VersionReport.status). */
+/** Decides a version's fleet-wide status from its acks (see VersionStatus). */
 export function versionStatus(
   acks: Readonly<Record<string, SyncStatus>>,
   liveWorkers: readonly string[],

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { closeSharedOrtPool } from '@flowfleet/backends';
 import { FlowfleetError } from '@flowfleet/errors';
 import { closeSharedReferencePool } from '@flowfleet/models';
-import { DEFAULT_LIMITS, type WorkerManifest } from '@flowfleet/protocol';
+import { DEFAULT_LIMITS, FleetLimits, type WorkerManifest } from '@flowfleet/protocol';
 import type { ModelInstance } from '@flowfleet/runtime';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
@@ -173,10 +173,17 @@ class FleetWorker implements FlowfleetWorker {
       },
     });
     this.#syncer = syncer;
+    // Jobs are validated with the limits the coordinators published (read when the first job
+    // arrives, again when one fails them): a coordinator may enforce wider ones than the defaults.
+    const fleetLimits = new FleetLimits({
+      read: () => this.#redis.hgetall(this.#keys.limits),
+      onUnreadable: (fields) =>
+        logger.warn({ fields }, 'unreadable published limits: defaults used'),
+    });
     const runner = new RolloutJobRunner({
       workerId: options.workerId,
       facts: platform.facts,
-      limits: DEFAULT_LIMITS,
+      limits: fleetLimits,
       manifest: () => this.manifest(),
       instance: (model) => host.instance(model),
       ensureWeights: (component, requirement, signal) =>

@@ -3,11 +3,9 @@ import type { PlatformFacts } from '@flowfleet/platform';
 import {
   JobProgressSchema,
   manifestSatisfies,
-  parseOrThrow,
-  rolloutJobSchema,
   unmetWeights,
+  type FleetLimits,
   type JobProgress,
-  type Limits,
   type RolloutJob,
   type RolloutSummary,
   type WeightRequirement,
@@ -37,7 +35,8 @@ export interface RunnableJob {
 export interface RolloutJobRunnerOptions {
   readonly workerId: string;
   readonly facts: PlatformFacts;
-  readonly limits: Limits;
+  /** The fleet's published limits: payloads are validated with them, not with the defaults. */
+  readonly limits: FleetLimits;
   readonly manifest: () => WorkerManifest;
   readonly instance: (model: string) => ModelInstance;
   readonly ensureWeights: (
@@ -65,11 +64,9 @@ const MAX_WEIGHT_ROUNDS = 5;
  */
 export class RolloutJobRunner {
   readonly #options: RolloutJobRunnerOptions;
-  readonly #jobSchema: ReturnType<typeof rolloutJobSchema>;
 
   constructor(options: RolloutJobRunnerOptions) {
     this.#options = options;
-    this.#jobSchema = rolloutJobSchema(options.limits);
   }
 
   /**
@@ -77,7 +74,7 @@ export class RolloutJobRunner {
    *   WORKER_RESULT_UPLOAD_FAILED, WORKER_RESULT_CONFLICT, RT_* from the runtime
    */
   async run(lane: string, job: RunnableJob, signal?: AbortSignal): Promise<RolloutSummary> {
-    const data = this.#validate(lane, job);
+    const data = await this.#validate(lane, job);
     const logger = this.#options.logger.child({ jobId: data.id, lane });
     const { request } = data;
     const steps = request.sigmas === undefined ? request.steps : request.sigmas.length - 1;
@@ -97,8 +94,8 @@ export class RolloutJobRunner {
     return summary;
   }
 
-  #validate(lane: string, job: RunnableJob): RolloutJob {
-    const data = parseOrThrow(this.#jobSchema, job.data, 'PROTO_INVALID_JOB', 'rollout job');
+  async #validate(lane: string, job: RunnableJob): Promise<RolloutJob> {
+    const data = await this.#options.limits.parseJob(job.data);
     if (data.lane !== lane || (job.id !== undefined && data.id !== job.id)) {
       throw new FlowfleetError(
         'WORKER_JOB_UNSERVABLE',

@@ -108,7 +108,7 @@ export const ERROR_CODES = {
     source: 'coordinator',
     httpStatus: 400,
     summary:
-      'A path parameter is malformed (job id, sha256, component, result file name); details.issues lists each.',
+      'A path parameter or query parameter is malformed (job id, sha256, component, limit); details.issues lists each.',
   },
   API_INVALID_JSON: {
     source: 'coordinator',
@@ -118,7 +118,8 @@ export const ERROR_CODES = {
   API_BAD_REQUEST: {
     source: 'coordinator',
     httpStatus: 400,
-    summary: 'The HTTP request is malformed in a way no more specific code covers.',
+    summary:
+      'The HTTP request is malformed in a way no more specific code covers (e.g. an unparseable Content-Length); details.reason names it.',
   },
   API_UNAUTHORIZED: {
     source: 'coordinator',
@@ -189,6 +190,12 @@ export const ERROR_CODES = {
     summary:
       'The Content-Type is not accepted by the route (JSON routes: application/json; uploads: application/octet-stream).',
   },
+  API_REDIS_UNAVAILABLE: {
+    source: 'coordinator',
+    httpStatus: 503,
+    summary:
+      'Redis did not answer while the request was served (down, restarting, unreachable); retry after Retry-After seconds. Only a connection cut mid-command leaves a mutation possibly applied.',
+  },
   COORD_ENV_INVALID: {
     source: 'coordinator',
     httpStatus: 500,
@@ -205,6 +212,12 @@ export const ERROR_CODES = {
     source: 'coordinator',
     httpStatus: 503,
     summary: 'Redis cannot be reached (at start-up, or by the health check).',
+  },
+  COORD_RESPONSE_INVALID: {
+    source: 'coordinator',
+    httpStatus: 500,
+    summary:
+      'A defect: an answer failed its own route schema; it was not sent, and the mismatch (route, issues) is logged.',
   },
   CLIENT_INVALID_OPTIONS: {
     source: 'client',

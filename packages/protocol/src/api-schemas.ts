@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ComponentIdSchema, IdSchema, Sha256Schema, TimestampSchema } from './atoms.js';
+import { RolloutListItemSchema } from './job-status.js';
 import { RequirementsSchema } from './requirements.js';
 import { SyncStatusSchema } from './weight-sync.js';
 import { PlatformFactsSchema } from './worker-manifest.js';
@@ -26,6 +27,11 @@ export const EnqueuedRolloutSchema = z.object({
 });
 /** An enqueued rollout: its id, lane and how many live workers could serve it. */
 export type EnqueuedRollout = z.infer<typeof EnqueuedRolloutSchema>;
+
+/** `GET /v1/rollouts`: the most recent rollouts across lanes, newest first. */
+export const RolloutListSchema = z.object({ rollouts: z.array(RolloutListItemSchema) });
+/** The recent-rollouts listing. */
+export type RolloutList = z.infer<typeof RolloutListSchema>;
 
 /** `PUT /v1/blobs` → 201. */
 export const StoredBlobSchema = z.object({ sha256: Sha256Schema, sizeBytes: Count });

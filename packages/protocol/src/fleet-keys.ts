@@ -32,6 +32,11 @@ export interface FleetKeys {
   readonly syncChannel: string;
   /** Hash: worker id → SyncAck JSON, for one component version. */
   acks(component: string, version: number): string;
+  /**
+   * Hash: limit name → decimal integer, the widest limits any coordinator has enforced (each
+   * coordinator raises the fields it enforces at start; workers validate jobs with them).
+   */
+  readonly limits: string;
 }
 
 /**
@@ -69,6 +74,7 @@ export function fleetKeys(prefix = 'ff'): FleetKeys {
     weights: (component: string) => `${tag}:weights:${fleetKeyPart('component', component)}`,
     syncStream: `${tag}:sync`,
     syncChannel: `${tag}:chan:sync`,
+    limits: `${tag}:limits`,
     acks: (component: string, version: number) => {
       if (!Number.isSafeInteger(version) || version < 1) {
         throw new FlowfleetError('PROTO_INVALID_KEY', `a weight version is an integer ≥ 1`, {

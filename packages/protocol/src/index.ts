@@ -5,8 +5,10 @@ export { ERROR_CODES, FlowfleetError, isFlowfleetError } from '@flowfleet/errors
 export type { ErrorCode, ErrorCodeInfo, ErrorEnvelope } from '@flowfleet/errors';
 export { ErrorEnvelopeSchema, errorEnvelopeOf } from './error-envelope.js';
 
-export { DEFAULT_LIMITS, resolveLimits } from './limits.js';
-export type { Limits } from './limits.js';
+export { DEFAULT_LIMITS, LIMIT_NAMES, publishedLimitsOf, resolveLimits } from './limits.js';
+export type { Limits, PublishedLimits } from './limits.js';
+export { FleetLimits } from './fleet-limits.js';
+export type { FleetLimitsOptions } from './fleet-limits.js';
 export {
   ComponentIdSchema,
   DEVICES,
@@ -81,14 +83,20 @@ export {
 export type { SyncAck, SyncStatus, WeightSync } from './weight-sync.js';
 export { CaptureStatsSchema, RolloutSummarySchema } from './rollout-summary.js';
 export type { CaptureStats, RolloutSummary } from './rollout-summary.js';
-export { JobProgressSchema, JobStateSchema, JobStatusSchema } from './job-status.js';
-export type { JobProgress, JobState, JobStatus } from './job-status.js';
+export {
+  JobProgressSchema,
+  JobStateSchema,
+  JobStatusSchema,
+  JobViewSchema,
+  RolloutListItemSchema,
+} from './job-status.js';
+export type { JobProgress, JobState, JobStatus, JobView, RolloutListItem } from './job-status.js';
 export { RolloutJobSchema, rolloutJobFor, rolloutJobSchema } from './rollout-job.js';
 export { laneOfJobId, newRolloutJobId } from './rollout-job-id.js';
 export type { RolloutJob } from './rollout-job.js';
 export { fleetKeyPart, fleetKeys } from './fleet-keys.js';
 export type { FleetKeys } from './fleet-keys.js';
-export { formatPath, parseOrThrow } from './parse-or-throw.js';
+export { formatPath, parseOrThrow, validationError } from './parse-or-throw.js';
 export type { ValidationDetails, ValidationIssue } from './parse-or-throw.js';
 export { toJsonSchema } from './json-schema.js';
 export type { JsonSchemaOptions } from './json-schema.js';
@@ -103,6 +111,7 @@ export {
   OpenApiDocumentSchema,
   RESULT_FILES,
   ResultUploadSchema,
+  RolloutListSchema,
   SUMMARY_BYTES_HEADER,
   IDEMPOTENCY_KEY_HEADER,
   IdempotencyKeySchema,
@@ -121,6 +130,7 @@ export type {
   OpenApiDocument,
   ResultFile,
   ResultUpload,
+  RolloutList,
   StoredBlob,
   SyncAccepted,
   WeightReport,

@@ -15,33 +15,69 @@ export const JobProgressSchema = z
 /** Denoise progress. */
 export type JobProgress = z.infer<typeof JobProgressSchema>;
 
+/** A lane name: `lane-<16 hex digits>`. */
+const LaneNameSchema = z
+  .string()
+  .regex(/^lane-[0-9a-f]{16}$/, 'a lane name is lane-<16 hex digits>');
+
 /**
- * A job's status as the API reports it. `summary` is present once completed, `error` once failed
- * (a job that failed an attempt but will be retried is `queued` again).
+ * What every view of a job shows (its status, the listing): built by one mapping from the job's
+ * BullMQ record. A job whose stored payload cannot be read is `failed` with that error's code.
+ */
+const jobViewShape = {
+  id: IdSchema,
+  lane: LaneNameSchema,
+  status: JobStateSchema,
+  progress: JobProgressSchema,
+  /** Why it failed (failed jobs only). */
+  error: ErrorEnvelopeSchema.optional(),
+  /** The worker running or having run it. */
+  worker: IdSchema.optional(),
+  /** Attempts made so far (a retried job keeps its id and reproduces its trajectory). */
+  attempts: z.int().min(0),
+  createdAt: TimestampSchema,
+  startedAt: TimestampSchema.optional(),
+  finishedAt: TimestampSchema.optional(),
+};
+
+function failedHasError(job: { status: JobState; error?: unknown }, ctx: z.RefinementCtx): void {
+  if (job.status === 'failed' && job.error === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['error'], message: 'a failed job has an error' });
+  }
+}
+
+/** The fields every view of a job shows. */
+export const JobViewSchema = z.object(jobViewShape).superRefine(failedHasError);
+/** The fields every view of a job shows. */
+export type JobView = z.infer<typeof JobViewSchema>;
+
+/**
+ * A job's status as `GET /v1/rollouts/:id` reports it. `summary` is present once completed,
+ * `error` once failed (a job that failed an attempt but will be retried is `queued` again).
  */
 export const JobStatusSchema = z
-  .object({
-    id: IdSchema,
-    lane: z.string().regex(/^lane-[0-9a-f]{16}$/, 'a lane name is lane-<16 hex digits>'),
-    status: JobStateSchema,
-    progress: JobProgressSchema,
-    summary: RolloutSummarySchema.optional(),
-    error: ErrorEnvelopeSchema.optional(),
-    /** The worker running or having run it. */
-    worker: IdSchema.optional(),
-    /** Attempts made so far (a retried job keeps its id and reproduces its trajectory). */
-    attempts: z.int().min(0),
-    createdAt: TimestampSchema,
-    startedAt: TimestampSchema.optional(),
-    finishedAt: TimestampSchema.optional(),
-  })
+  .object({ ...jobViewShape, summary: RolloutSummarySchema.optional() })
   .superRefine((job, ctx) => {
+    failedHasError(job, ctx);
     if (job.status === 'completed' && job.summary === undefined) {
       ctx.addIssue({ code: 'custom', path: ['summary'], message: 'a completed job has a summary' });
-    }
-    if (job.status === 'failed' && job.error === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['error'], message: 'a failed job has an error' });
     }
   });
 /** A job's status. */
 export type JobStatus = z.infer<typeof JobStatusSchema>;
+
+/**
+ * One rollout as `GET /v1/rollouts` lists it: the job view plus what the request asked for
+ * (absent when the stored payload cannot be read; the job is then `failed` with that code).
+ */
+export const RolloutListItemSchema = z
+  .object({
+    ...jobViewShape,
+    model: z.string().optional(),
+    /** The prompt, cut to a listing's length. */
+    prompt: z.string().optional(),
+    groupSize: z.int().min(1).optional(),
+  })
+  .superRefine(failedHasError);
+/** One listed rollout. */
+export type RolloutListItem = z.infer<typeof RolloutListItemSchema>;

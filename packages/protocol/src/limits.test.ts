@@ -1,6 +1,6 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, resolveLimits } from './limits.js';
+import { DEFAULT_LIMITS, publishedLimitsOf, resolveLimits } from './limits.js';
 
 describe('resolveLimits', () => {
   it('returns the defaults, overridden where given', () => {
@@ -31,5 +31,22 @@ describe('resolveLimits', () => {
     } catch (error) {
       expect(isFlowfleetError(error, 'PROTO_INVALID_LIMITS')).toBe(true);
     }
+  });
+});
+
+describe('published limits', () => {
+  it('publishedLimitsOf reads decimal integers and defaults the rest', () => {
+    expect(publishedLimitsOf({})).toEqual({
+      limits: DEFAULT_LIMITS,
+      published: false,
+      unreadable: [],
+    });
+    expect(
+      publishedLimitsOf({ maxSteps: '160', maxBodyBytes: '0', maxBlobBytes: '1e9', other: '5' }),
+    ).toEqual({
+      limits: { ...DEFAULT_LIMITS, maxSteps: 160 },
+      published: true,
+      unreadable: ['maxBodyBytes', 'maxBlobBytes'],
+    });
   });
 });

@@ -12,7 +12,10 @@ export interface Limits {
   readonly maxBodyBytes: number;
   /** Largest blob (weights or result) the blob store accepts. */
   readonly maxBlobBytes: number;
-  /** Longest prompt, in UTF-16 code units (JS string length). */
+  /**
+   * Longest prompt, in Unicode code points (what zod's `max` and JSON Schema's `maxLength` count,
+   * and Python's `len`): an emoji is one, whatever its UTF-16 length.
+   */
   readonly maxPromptChars: number;
 }
 
@@ -29,7 +32,8 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxPromptChars: 2000,
 });
 
-const LIMIT_NAMES = Object.keys(DEFAULT_LIMITS) as readonly (keyof Limits)[];
+/** The name of every limit. */
+export const LIMIT_NAMES = Object.freeze(Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]);
 
 /**
  * The defaults with `overrides` applied (an app's env.ts maps its variables onto this). Keys whose
@@ -58,4 +62,40 @@ export function resolveLimits(
     limits[name] = value;
   }
   return Object.freeze(limits) as unknown as Limits;
+}
+
+/** The limits a fleet's coordinators published, as read back from Redis. */
+export interface PublishedLimits {
+  /** Published values, DEFAULT_LIMITS where a limit was never published or is unreadable. */
+  readonly limits: Limits;
+  /** False when no coordinator has published yet (the limits are then the defaults). */
+  readonly published: boolean;
+  /** Fields that held something other than a positive safe integer (their default is used). */
+  readonly unreadable: readonly string[];
+}
+
+const DECIMAL = /^[1-9][0-9]{0,15}$/;
+
+/**
+ * Reads the fleet limits hash (`fleetKeys(prefix).limits`, an HGETALL reply: limit name → decimal
+ * integer). Coordinators only ever raise a published value (a job accepted under wider limits must
+ * still run after an operator narrows them), so what this returns is the widest limits any
+ * coordinator of the fleet has enforced.
+ */
+export function publishedLimitsOf(fields: Readonly<Record<string, string>>): PublishedLimits {
+  const limits: Record<string, number> = { ...DEFAULT_LIMITS };
+  const unreadable: string[] = [];
+  let published = false;
+  for (const name of LIMIT_NAMES) {
+    const text = fields[name];
+    if (text === undefined) continue;
+    const value = Number(text);
+    if (!DECIMAL.test(text) || !Number.isSafeInteger(value)) {
+      unreadable.push(name);
+      continue;
+    }
+    limits[name] = value;
+    published = true;
+  }
+  return { limits: Object.freeze(limits) as unknown as Limits, published, unreadable };
 }

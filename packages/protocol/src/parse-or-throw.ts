@@ -35,16 +35,28 @@ export function parseOrThrow<S extends z.ZodType>(
 ): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues: ValidationIssue[] = result.error.issues.slice(0, MAX_ISSUES).map((issue) => ({
+  throw validationError(result.error, code, what);
+}
+
+/**
+ * The coded error for a failed zod parse: `details.issues` lists each problem (at most 50) with
+ * its path (what {@link parseOrThrow} throws, for callers that ran the parse themselves).
+ */
+export function validationError(
+  error: z.ZodError,
+  code: ErrorCode,
+  what = 'value',
+): FlowfleetError<ErrorCode, ValidationDetails> {
+  const issues: ValidationIssue[] = error.issues.slice(0, MAX_ISSUES).map((issue) => ({
     path: issue.path.map((part) => (typeof part === 'number' ? part : String(part))),
     message: issue.message,
   }));
   const first = issues[0];
-  const more = result.error.issues.length - 1;
+  const more = error.issues.length - 1;
   const summary = first === undefined ? 'invalid' : `${formatPath(first.path)}: ${first.message}`;
-  throw new FlowfleetError<ErrorCode, ValidationDetails>(
+  return new FlowfleetError<ErrorCode, ValidationDetails>(
     code,
     `invalid ${what}: ${summary}${more > 0 ? ` (and ${more} more)` : ''}`,
-    { details: { issues }, cause: result.error },
+    { details: { issues }, cause: error },
   );
 }

@@ -1,6 +1,6 @@
 import { ConstraintsSchema, LatentShapeSchema, RolloutRequestSchema } from './rollout-request.js';
 import { ErrorEnvelopeSchema } from './error-envelope.js';
-import { JobProgressSchema, JobStatusSchema } from './job-status.js';
+import { JobProgressSchema, JobStatusSchema, RolloutListItemSchema } from './job-status.js';
 import { LaneSpecSchema } from './lane-spec.js';
 import { RequirementsSchema } from './requirements.js';
 import { RolloutJobSchema } from './rollout-job.js';
@@ -32,5 +32,6 @@ export const PROTOCOL_SCHEMAS = Object.freeze({
   RolloutSummary: RolloutSummarySchema,
   JobProgress: JobProgressSchema,
   JobStatus: JobStatusSchema,
+  RolloutListItem: RolloutListItemSchema,
   ErrorEnvelope: ErrorEnvelopeSchema,
 });

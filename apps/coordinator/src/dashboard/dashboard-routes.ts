@@ -46,7 +46,7 @@ export function registerDashboard(app: FastifyInstance, services: CoordinatorSer
         roles: ['viewer'],
         summary:
           'The dashboard page (HTML): capability matrix, workers, lanes, weight versions, recent rollouts; without a valid token, the token form (401)',
-        response: { status: 200, body: 'html' },
+        produces: { status: 200, body: 'html' },
         browserToken: 'query',
       },
     },

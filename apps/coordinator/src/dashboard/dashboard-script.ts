@@ -233,9 +233,10 @@ export const DASHBOARD_SCRIPT = String.raw`
           h('td', { class: 'mono', title: r.id, text: r.id.slice(r.id.lastIndexOf('.') + 1).slice(0, 8) }),
           h('td', { title: r.error ? r.error.code + ': ' + r.error.message : undefined }, [badge(r.status)]),
           h('td', {}, [bar(r.progress.step, r.progress.steps, r.progress.step + ' / ' + r.progress.steps)]),
-          h('td', { text: r.model }),
-          h('td', { title: r.prompt, text: r.prompt.length > 40 ? r.prompt.slice(0, 40) + '…' : r.prompt }),
-          h('td', { class: 'num', text: r.groupSize }),
+          // A job whose stored payload is unreadable is listed without its request.
+          h('td', { text: r.model || '–' }),
+          h('td', { title: r.prompt, text: !r.prompt ? '–' : r.prompt.length > 40 ? r.prompt.slice(0, 40) + '…' : r.prompt }),
+          h('td', { class: 'num', text: r.groupSize || '–' }),
           h('td', { class: 'mono', text: r.worker || '–' }),
           h('td', { class: 'num', text: r.attempts }),
           h('td', { class: 'mono', text: r.lane }),

@@ -51,7 +51,7 @@ export function docQueueBoardRoutes(options: RouteOptions): void {
   const doc: RouteDoc = {
     roles: reads ? ['viewer'] : ['trainer'],
     summary: 'bull-board (read-only) over every lane queue',
-    response: { status: 200, body: 'html' },
+    produces: { status: 200, body: 'html' },
     browserToken: 'query-or-cookie',
     listed: false,
   };

@@ -1,3 +1,4 @@
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 
 const TOKEN_PARAM = /([?&]token=)[^&#]*/gi;
@@ -35,4 +36,28 @@ export function serializeRequest(request: LoggedRequest): Record<string, unknown
 /** The logger the HTTP server logs requests with: `logger` with the redacting `req` serializer. */
 export function httpLogger(logger: Logger): Logger {
   return logger.child({}, { serializers: { req: serializeRequest } });
+}
+
+/**
+ * Fastify's request log lines at `debug` instead of `info`: two lines per request drown what an
+ * operator reads (a fleet polls the coordinator many times a second); failures keep their level.
+ */
+export class DebugRequestLog extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (error !== null && error !== undefined) {
+      super.requestCompleted(error, request, reply);
+      return;
+    }
+    if (this.isLogDisabled(request)) return;
+    reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
 }

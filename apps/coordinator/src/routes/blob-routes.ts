@@ -1,23 +1,24 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import { StoredBlobSchema, parseOrThrow } from '@flowfleet/protocol';
+import { StoredBlobSchema } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { BlobParamsSchema } from '../api-schemas.js';
 import type { CoordinatorServices } from '../services.js';
+import type { ZodTypeProvider } from '../zod-type-provider.js';
 import { rawBodyStream, registerOctetStream } from './raw-body.js';
 
 /** The content-addressed blob store over HTTP (workers on other hosts need no shared disk). */
 export function registerBlobRoutes(app: FastifyInstance, services: CoordinatorServices): void {
   const { blobs, limits } = services;
 
-  void app.register(async (uploads) => {
-    registerOctetStream(uploads);
-    uploads.put('/v1/blobs', {
+  void app.register(async (scope) => {
+    registerOctetStream(scope);
+    scope.withTypeProvider<ZodTypeProvider>().put('/v1/blobs', {
+      schema: { response: { 201: StoredBlobSchema } },
       config: {
         flowfleet: {
           roles: ['trainer'],
           summary: 'Upload a blob (raw bytes); answers its sha256 content address',
-          body: 'binary',
-          response: { status: 201, body: StoredBlobSchema },
+          consumes: 'binary',
           errors: ['API_BLOB_TOO_LARGE', 'API_UNSUPPORTED_MEDIA_TYPE'],
         },
       },
@@ -32,23 +33,18 @@ export function registerBlobRoutes(app: FastifyInstance, services: CoordinatorSe
     });
   });
 
-  app.get('/v1/blobs/:sha256', {
+  app.withTypeProvider<ZodTypeProvider>().get('/v1/blobs/:sha256', {
+    schema: { params: BlobParamsSchema },
     config: {
       flowfleet: {
         roles: ['worker', 'trainer'],
         summary: 'Download a blob by its sha256',
-        params: BlobParamsSchema,
-        response: { status: 200, body: 'binary' },
-        errors: ['API_BLOB_NOT_FOUND', 'API_INVALID_PARAMS'],
+        produces: { status: 200, body: 'binary' },
+        errors: ['API_BLOB_NOT_FOUND'],
       },
     },
     handler: async (request, reply) => {
-      const { sha256 } = parseOrThrow(
-        BlobParamsSchema,
-        request.params,
-        'API_INVALID_PARAMS',
-        'path',
-      );
+      const { sha256 } = request.params;
       const opened = await blobs.openBlob(sha256);
       if (opened === undefined) {
         throw new FlowfleetError('API_BLOB_NOT_FOUND', `no blob ${sha256}`, {

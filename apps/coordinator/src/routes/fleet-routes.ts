@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { capabilityMatrix, laneCapacities, summarizeWorkers } from '../fleet-views.js';
 import type { LaneCounts } from '../lane-queues.js';
 import type { CoordinatorServices } from '../services.js';
+import type { ZodTypeProvider } from '../zod-type-provider.js';
 
 /** Lane capacities with fresh queue counts (shared by the matrix, the lanes list and metrics). */
 export async function readLaneCapacities(services: CoordinatorServices) {
@@ -16,12 +17,15 @@ export async function readLaneCapacities(services: CoordinatorServices) {
 
 /** Read-only views of the fleet: workers, the capability matrix, lanes. */
 export function registerFleetRoutes(app: FastifyInstance, services: CoordinatorServices): void {
-  app.get('/v1/fleet', {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+
+  api.get('/v1/fleet', {
+    schema: { response: { 200: FleetSchema } },
     config: {
       flowfleet: {
         roles: ['viewer'],
         summary: 'Every registered worker: platform, versions, load, alive or dead',
-        response: { status: 200, body: FleetSchema },
+        usesRedis: true,
       },
     },
     handler: async () => {
@@ -31,13 +35,14 @@ export function registerFleetRoutes(app: FastifyInstance, services: CoordinatorS
     },
   });
 
-  app.get('/v1/fleet/matrix', {
+  api.get('/v1/fleet/matrix', {
+    schema: { response: { 200: MatrixSchema } },
     config: {
       flowfleet: {
         roles: ['viewer'],
         summary:
           'Capability matrix: live workers per (op or component kind) × (device, arch, variant), plus lane backlog and capacity',
-        response: { status: 200, body: MatrixSchema },
+        usesRedis: true,
       },
     },
     handler: async () => {
@@ -50,12 +55,13 @@ export function registerFleetRoutes(app: FastifyInstance, services: CoordinatorS
     },
   });
 
-  app.get('/v1/lanes', {
+  api.get('/v1/lanes', {
+    schema: { response: { 200: LanesSchema } },
     config: {
       flowfleet: {
         roles: ['viewer'],
         summary: 'Every recorded lane: requirements, queue counts, eligible live workers, capacity',
-        response: { status: 200, body: LanesSchema },
+        usesRedis: true,
       },
     },
     handler: async () => ({ lanes: (await readLaneCapacities(services)).lanes }),

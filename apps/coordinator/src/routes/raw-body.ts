@@ -1,11 +1,24 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
-/** Accepts `application/octet-stream` bodies as the raw request stream (no buffering). */
+/**
+ * Makes the (plugin-scoped) `app` take `application/octet-stream` bodies only, as the raw request
+ * stream (no buffering): any other Content-Type, JSON included, is refused with 415
+ * `API_UNSUPPORTED_MEDIA_TYPE` before a byte is read.
+ */
 export function registerOctetStream(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/octet-stream', (_request, payload, done) => {
     done(null, payload);
   });
+}
+
+function unsupportedMediaType(contentType: string | undefined): FlowfleetError {
+  return new FlowfleetError(
+    'API_UNSUPPORTED_MEDIA_TYPE',
+    'uploads take Content-Type: application/octet-stream',
+    { details: { contentType: contentType ?? null, accepted: ['application/octet-stream'] } },
+  );
 }
 
 function tooLarge(maxBytes: number, sizeBytes?: number): FlowfleetError {
@@ -17,7 +30,8 @@ function tooLarge(maxBytes: number, sizeBytes?: number): FlowfleetError {
 /**
  * The request body as a byte stream, refusing up front when Content-Length already exceeds
  * `maxBytes` (the store enforces the limit again while streaming, for chunked uploads).
- * @throws FlowfleetError `API_BLOB_TOO_LARGE`
+ * @throws FlowfleetError `API_BLOB_TOO_LARGE`, `API_UNSUPPORTED_MEDIA_TYPE` (a request without
+ *   Content-Type: fastify hands such a bodiless request on without parsing)
  */
 export function rawBodyStream(
   request: FastifyRequest,
@@ -26,7 +40,8 @@ export function rawBodyStream(
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes, declared);
   const body = request.body as AsyncIterable<Uint8Array> | undefined;
-  if (body === undefined || body === null) return (async function* () {})();
+  if (body === undefined || body === null)
+    throw unsupportedMediaType(request.headers['content-type']);
   return body;
 }
 
@@ -75,19 +90,4 @@ export async function splitBody(
     }
   })();
   return { head: Buffer.concat(parts, headBytes), rest };
-}
-
-/**
- * The whole request body in memory (for bodies known to be small).
- * @throws FlowfleetError `API_BLOB_TOO_LARGE` past `maxBytes`
- */
-export async function collectBody(request: FastifyRequest, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let sizeBytes = 0;
-  for await (const chunk of rawBodyStream(request, maxBytes)) {
-    sizeBytes += chunk.byteLength;
-    if (sizeBytes > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-  }
-  return Buffer.concat(chunks, sizeBytes);
 }

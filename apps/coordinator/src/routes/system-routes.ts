@@ -1,14 +1,13 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import { HealthSchema } from '@flowfleet/protocol';
+import { HealthSchema, OpenApiDocumentSchema } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import type { MetricsSnapshot } from '../metrics.js';
 import { buildOpenApi } from '../openapi.js';
 import type { CoordinatorServices } from '../services.js';
+import type { ZodTypeProvider } from '../zod-type-provider.js';
 import { readLaneCapacities } from './fleet-routes.js';
 
 const HEALTH_TIMEOUT_MS = 1_000;
-const OpenApiSchema = z.record(z.string(), z.unknown());
 
 async function pingWithin(services: CoordinatorServices, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -58,27 +57,29 @@ export function registerSystemRoutes(
   services: CoordinatorServices,
   version: string,
 ): void {
-  app.get('/healthz', {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  api.get('/healthz', {
+    schema: { response: { 200: HealthSchema } },
     config: {
       flowfleet: {
         roles: [],
         summary: 'Liveness and Redis reachability (no auth)',
-        response: { status: 200, body: HealthSchema },
         errors: ['COORD_REDIS_UNAVAILABLE'],
       },
     },
     handler: async () => {
       await pingWithin(services, HEALTH_TIMEOUT_MS);
-      return { status: 'ok', redis: 'up' };
+      return { status: 'ok' as const, redis: 'up' as const };
     },
   });
 
-  app.get('/metrics', {
+  api.get('/metrics', {
     config: {
       flowfleet: {
         roles: ['viewer'],
         summary: 'Prometheus metrics: lane depth, jobs by state, weight sync lag, workers',
-        response: { status: 200, body: 'text' },
+        produces: { status: 200, body: 'text' },
+        usesRedis: true,
       },
     },
     handler: async (_request, reply) => {
@@ -90,13 +91,13 @@ export function registerSystemRoutes(
   });
 
   let document: Record<string, unknown> | undefined;
-  app.get('/openapi.json', {
+  api.get('/openapi.json', {
+    schema: { response: { 200: OpenApiDocumentSchema } },
     config: {
       flowfleet: {
         roles: [],
         summary:
           'This OpenAPI 3.1 document, generated from the registered routes and their schemas',
-        response: { status: 200, body: OpenApiSchema },
       },
     },
     handler: async () => {
