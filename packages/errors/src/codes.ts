@@ -59,6 +59,35 @@ export const ERROR_CODES = {
     httpStatus: 500,
     summary: "The test-only FLOWFLEET_PLATFORM_OVERRIDE is not 'device:arch' with a known device.",
   },
+  PLAT_COMPUTE_THREAD_EXITED: {
+    source: 'platform',
+    httpStatus: 503,
+    summary:
+      'A compute pool thread failed to start or exited with calls in flight; those calls are rejected and the pool starts a replacement.',
+  },
+  PLAT_COMPUTE_POOL_CLOSED: {
+    source: 'platform',
+    httpStatus: 503,
+    summary:
+      'A call reached a compute pool that is closed or closing; calls in flight are rejected.',
+  },
+  PLAT_COMPUTE_POOL_CLOSE_FAILED: {
+    source: 'platform',
+    httpStatus: 500,
+    summary: 'One or more threads of a compute pool failed to stop on close; every step still ran.',
+  },
+  PLAT_COMPUTE_HANDLER_FAILED: {
+    source: 'platform',
+    httpStatus: 500,
+    summary:
+      'A compute handler module could not be loaded into a thread (import failed, no createComputeHandler export, another module under its id), or a call named a handler the thread has not loaded.',
+  },
+  PLAT_COMPUTE_UNKNOWN_WEIGHTS: {
+    source: 'platform',
+    httpStatus: 500,
+    summary:
+      'A compute handler asked its thread for a weight set that was never uploaded there or was released.',
+  },
   PROTO_INVALID_REQUEST: {
     source: 'protocol',
     httpStatus: 400,
@@ -431,6 +460,12 @@ export const ERROR_CODES = {
     httpStatus: 503,
     summary:
       'The TS reference worker pool was closed; calls in flight and later calls are rejected.',
+  },
+  MODEL_NO_COMPUTE_POOL: {
+    source: 'models',
+    httpStatus: 500,
+    summary:
+      "A TS reference component was built on a platform without a compute pool (createPlatform({pool})) and not placed on the caller's thread.",
   },
   MODEL_COMPONENT_DISPOSED: {
     source: 'models',
