@@ -449,18 +449,6 @@ export const ERROR_CODES = {
     httpStatus: 400,
     summary: 'Bytes read back as an ONNX model are not a well-formed protobuf message.',
   },
-  MODEL_REFERENCE_WORKER_EXITED: {
-    source: 'models',
-    httpStatus: 503,
-    summary:
-      'A TS reference worker thread failed to start or exited with calls in flight; those calls are rejected and the pool starts a replacement.',
-  },
-  MODEL_REFERENCE_POOL_CLOSED: {
-    source: 'models',
-    httpStatus: 503,
-    summary:
-      'The TS reference worker pool was closed; calls in flight and later calls are rejected.',
-  },
   MODEL_NO_COMPUTE_POOL: {
     source: 'models',
     httpStatus: 500,
@@ -496,18 +484,6 @@ export const ERROR_CODES = {
     summary:
       'A forward names an ONNX Runtime session that was never created, was released, or died with its worker.',
   },
-  BACK_ORT_UNKNOWN_WEIGHTS: {
-    source: 'backends',
-    httpStatus: 500,
-    summary:
-      'A forward names a weight set that was never uploaded to the worker pool or was released.',
-  },
-  BACK_ORT_WORKER_EXITED: {
-    source: 'backends',
-    httpStatus: 503,
-    summary:
-      'An ONNX Runtime worker thread failed to start or exited with calls in flight; those calls are rejected.',
-  },
   BACK_ORT_NO_ONNX_ARTIFACT: {
     source: 'backends',
     httpStatus: 500,
@@ -524,16 +500,6 @@ export const ERROR_CODES = {
     httpStatus: 503,
     summary:
       "An ONNX Runtime execution provider (cuda, webgpu) is not usable here; carries the probe's real reason.",
-  },
-  BACK_POOL_CLOSED: {
-    source: 'backends',
-    httpStatus: 503,
-    summary: 'A call reached an ONNX Runtime worker pool that is closed or closing.',
-  },
-  BACK_POOL_CLOSE_FAILED: {
-    source: 'backends',
-    httpStatus: 500,
-    summary: 'One or more steps of a worker pool close failed; every step still ran.',
   },
   RT_UNKNOWN_COMPONENT: {
     source: 'runtime',

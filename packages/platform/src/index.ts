@@ -47,9 +47,7 @@ export {
   within,
 } from './parity.js';
 export type { FloatArray, ParityTolerance, WithinResult } from './parity.js';
-export { moduleWorkerUrl, spawnModuleWorker } from './worker-threads/spawn-module-worker.js';
-export { WorkerSlot } from './worker-threads/worker-slot.js';
-export type { WorkerSlotExit } from './worker-threads/worker-slot.js';
+export { moduleWorkerUrl } from './worker-threads/spawn-module-worker.js';
 export { ComputePool } from './worker-threads/compute-pool.js';
 export type {
   ComputeHandlerModule,
