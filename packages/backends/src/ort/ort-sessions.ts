@@ -167,9 +167,8 @@ export class OrtSessions {
   probe(provider: OrtProvider): Promise<ProviderProbe> {
     let probing = this.#probes.get(provider);
     if (probing === undefined) {
-      const started = this.pool
-        .pick()
-        .call<ProviderProbe>(ORT_HANDLER_ID, 'probe', { provider })
+      const started = Promise.resolve()
+        .then(() => this.pool.pick().call<ProviderProbe>(ORT_HANDLER_ID, 'probe', { provider }))
         .then((result) => {
           this.#settled.set(provider, result);
           return result;
