@@ -2,10 +2,15 @@
 // latent shape) through the TS reference, ORT eager (weights as inputs) and ORT captured (weights
 // baked, dims fixed) at 1 and 2 intra-op threads, all in the same run on the same inputs.
 // Prints a table and writes bench/results/forward.json.
-import { createOrtComponentBuilder, OrtWorkerPool } from '@flowfleet/backends';
+import { createOrtComponentBuilder, OrtSessions } from '@flowfleet/backends';
 import { gaussianNoise } from '@flowfleet/numerics';
 import { initWeights, wan21MiniCard } from '@flowfleet/models';
-import type { ComponentForward, TensorMap, WeightSet } from '@flowfleet/platform';
+import {
+  ComputePool,
+  type ComponentForward,
+  type TensorMap,
+  type WeightSet,
+} from '@flowfleet/platform';
 import {
   printTable,
   round,
@@ -58,20 +63,22 @@ const measure = async (path: string, threads: number, fn: () => Promise<unknown>
   console.error(`measured ${path} @${threads}t`);
 };
 
-// TS reference (one reference worker thread; single-threaded by construction).
-const reference = (await ditSpec.factory(ditSpec, undefined)) as ComponentForward;
+// TS reference (one compute thread; single-threaded by construction).
+const referencePool = await ComputePool.create({ threads: 1 });
+const reference = (await ditSpec.factory(ditSpec, undefined, {
+  pool: referencePool,
+})) as ComponentForward;
 await measure('ts-reference', 1, () => reference.run(inputs, weights));
 await reference.dispose();
+await referencePool.close();
 
-// ORT at 1 and 2 intra-op threads, each in its own single-worker pool.
+// ORT at 1 and 2 intra-op threads, each in its own single-thread pool.
 const captureMs: Record<string, number> = {};
 for (const threads of [1, 2]) {
-  const pool = await OrtWorkerPool.create({ threads: 1, intraOpThreads: threads });
+  const pool = await ComputePool.create({ threads: 1 });
   try {
-    const component = await createOrtComponentBuilder({ pool: async () => pool })(
-      ditSpec,
-      undefined,
-    );
+    const sessions = await OrtSessions.attach(pool, { intraOpThreads: threads });
+    const component = await createOrtComponentBuilder({ sessions })(ditSpec, undefined);
     const captureStart = performance.now();
     const captured = await component.capture!(weights, inputDims);
     captureMs[`${threads}t`] = round(performance.now() - captureStart, 1);

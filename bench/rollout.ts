@@ -5,13 +5,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import {
-  createOrtComponentBuilder,
   declareOrtCells,
-  OrtWorkerPool,
+  ortCellWiring,
+  OrtSessions,
   registerCpuBackend,
 } from '@flowfleet/backends';
 import { initWeights, wan21MiniCard } from '@flowfleet/models';
-import { createPlatform } from '@flowfleet/platform';
+import { ComputePool, createPlatform } from '@flowfleet/platform';
 import { createComponentRegistry, createKernelRegistry } from '@flowfleet/registry';
 import {
   ModelInstance,
@@ -64,10 +64,10 @@ const workload: RawWorkload = {
   textEncoderWeights: weights.text_encoder.weights,
 };
 
-function platformWith(components = createComponentRegistry()) {
+function platformWith(pool: ComputePool, components = createComponentRegistry()) {
   const kernels = createKernelRegistry();
   registerCpuBackend({ kernels });
-  return createPlatform({ kernels, components });
+  return createPlatform({ kernels, components, pool });
 }
 
 function median(values: readonly number[]): number {
@@ -95,22 +95,22 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
 }
 
 async function main(): Promise<void> {
+  // One compute thread for every path: the TS reference forwards and the ORT sessions.
+  const pool = await ComputePool.create({ threads: 1 });
   // 1. TS reference (one rollout, captured: a static workspace + pinned weights).
-  const tsInstance = await ModelInstance.create({ card, platform: platformWith(), weights });
+  const tsInstance = await ModelInstance.create({ card, platform: platformWith(pool), weights });
   const ts = await timed(() => runRollout(tsInstance, request));
   await tsInstance.close();
 
-  // 2. ORT: one pool, one instance; eager and captured share the components and weights.
-  const pool = await OrtWorkerPool.create({
-    threads: 1,
-    intraOpThreads: Math.min(2, cpus().length),
-  });
+  // 2. ORT: one instance; eager and captured share the components and weights.
+  const sessions = await OrtSessions.attach(pool, { intraOpThreads: Math.min(2, cpus().length) });
   const components = createComponentRegistry();
-  declareOrtCells({
-    registries: { components },
-    builderFor: (provider) => createOrtComponentBuilder({ provider, pool: async () => pool }),
+  declareOrtCells({ registries: { components }, ...ortCellWiring(sessions) });
+  const ort = await ModelInstance.create({
+    card,
+    platform: platformWith(pool, components),
+    weights,
   });
-  const ort = await ModelInstance.create({ card, platform: platformWith(components), weights });
   const clock = new ForwardClock();
   clock.instrument(ort.component('dit'));
   clock.instrument(ort.component('text_encoder'));

@@ -3,8 +3,9 @@
 import {
   createOrtComponentBuilder,
   declareOrtCells,
-  OrtWorkerPool,
+  OrtSessions,
   type OrtCellProvider,
+  type OrtComponentBuilder,
 } from '@flowfleet/backends';
 import {
   componentConformanceChecks,
@@ -13,31 +14,43 @@ import {
 } from '@flowfleet/backends/conformance';
 import { initWeights, tokenize, wan21MiniCard } from '@flowfleet/models';
 import { gaussianNoise } from '@flowfleet/numerics';
-import type { ComponentForward, ComponentSpec, TensorMap, WeightSet } from '@flowfleet/platform';
+import {
+  ComputePool,
+  type ComponentForward,
+  type ComponentSpec,
+  type TensorMap,
+  type WeightSet,
+} from '@flowfleet/platform';
 import { createComponentRegistry, registerComponent } from '@flowfleet/registry';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const card = wan21MiniCard;
 const config = card.config;
 const components = createComponentRegistry();
-const pools: OrtWorkerPool[] = [];
-const poolOnce = (() => {
-  let pool: Promise<OrtWorkerPool> | undefined;
-  return () =>
-    (pool ??= OrtWorkerPool.create({ threads: 1, intraOpThreads: 1 }).then((p) => {
-      pools.push(p);
-      return p;
-    }));
-})();
+// The cells are declared at collection time (the suite enumerates them); the pool they build on
+// is created before the first check runs, so each builder is made on first use.
+let pool: ComputePool;
+let sessions: OrtSessions;
+beforeAll(async () => {
+  pool = await ComputePool.create({ threads: 1 });
+  sessions = await OrtSessions.attach(pool, { intraOpThreads: 1 });
+});
+afterAll(async () => {
+  await pool?.close();
+});
+const builders = new Map<OrtCellProvider, OrtComponentBuilder>();
 declareOrtCells({
   registries: { components },
-  builderFor: (provider: OrtCellProvider) =>
-    createOrtComponentBuilder({ provider, pool: poolOnce }),
+  builderFor: (provider: OrtCellProvider) => (spec, instance) => {
+    let builder = builders.get(provider);
+    if (builder === undefined) {
+      builder = createOrtComponentBuilder({ provider, sessions });
+      builders.set(provider, builder);
+    }
+    return builder(spec, instance);
+  },
 });
-
-afterAll(async () => {
-  await Promise.all(pools.map((p) => p.close()));
-});
+const buildContext = () => ({ pool });
 
 const specOf = (kind: string) => {
   const spec = card.components.find((c) => c.kind === kind);
@@ -94,7 +107,7 @@ const cases = (): ComponentConformanceCase[] => [
 
 for (const provider of ['cpu', 'cuda', 'webgpu'] as const) {
   describe(`ort-${provider} component conformance`, () => {
-    runComponentConformance(`ort-${provider}`, cases, { components });
+    runComponentConformance(`ort-${provider}`, cases, { components, buildContext });
   });
 }
 
@@ -108,7 +121,7 @@ describe('the component conformance suite itself', () => {
         source: 'drifting',
         meta: { parityRtol: 1e-6, parityAtol: 1e-6 },
         build: (async (spec: ComponentSpec) => {
-          const inner = (await spec.factory(spec, undefined)) as ComponentForward;
+          const inner = (await spec.factory(spec, undefined, { pool })) as ComponentForward;
           return {
             ...inner,
             source: 'drifting',
@@ -125,6 +138,7 @@ describe('the component conformance suite itself', () => {
     );
     const [check] = componentConformanceChecks('drifting', cases().slice(0, 1), {
       components: registry,
+      buildContext,
     });
     await expect(check!.run()).rejects.toThrow(/exceed rtol 0.000001/);
   }, 60_000);

@@ -1,15 +1,15 @@
 // The ort-cpu backend on the real wan21-mini graphs (from @flowfleet/models): eager (weights fed
-// as inputs) and captured (weights baked in) forwards through the worker pool are bit-identical,
+// as inputs) and captured (weights baked in) forwards through the compute pool are bit-identical,
 // and the pool computes exactly what an in-process session with the same options computes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createOrtComponentBuilder,
   loadOrt,
   ortSessionOptions,
-  OrtWorkerPool,
+  OrtSessions,
 } from '@flowfleet/backends';
 import { WAN21_MINI, initWeights, tokenize, wan21MiniCard } from '@flowfleet/models';
-import type { TensorData, TensorMap, WeightSet } from '@flowfleet/platform';
+import { ComputePool, type TensorData, type TensorMap, type WeightSet } from '@flowfleet/platform';
 import { firstBitDifference, gaussianTensor } from '../onnx/ort-harness.js';
 
 const config = WAN21_MINI;
@@ -27,14 +27,16 @@ const floats = (out: Record<string, TensorData>, name: string) => {
 };
 
 describe('ort-cpu on wan21-mini', () => {
-  let pool: OrtWorkerPool;
+  let pool: ComputePool;
+  let sessions: OrtSessions;
   beforeAll(async () => {
-    pool = await OrtWorkerPool.create({ threads: 1 });
+    pool = await ComputePool.create({ threads: 1 });
+    sessions = await OrtSessions.attach(pool);
   });
   afterAll(async () => {
     await pool.close();
   });
-  const build = () => createOrtComponentBuilder({ pool: async () => pool });
+  const build = () => createOrtComponentBuilder({ sessions });
 
   it('dit: captured replays are bit-identical to eager, and eager matches in-process ORT', async () => {
     const weights: WeightSet = { id: 'wan21-mini/dit@21', tensors: initWeights(config, 21, 'dit') };

@@ -2,37 +2,35 @@
 // against the TS reference (the oracle) for an 8-step rollout, ODE and SDE, CFG on and off. The
 // tolerance is the one stated next to the ort cells' registration (ORT_PARITY_TOLERANCE).
 import {
-  createOrtComponentBuilder,
   declareOrtCells,
   ORT_PARITY_TOLERANCE,
-  OrtWorkerPool,
+  ortCellWiring,
+  OrtSessions,
 } from '@flowfleet/backends';
-import { within } from '@flowfleet/platform';
+import { ComputePool, within } from '@flowfleet/platform';
 import { createComponentRegistry } from '@flowfleet/registry';
 import { ModelInstance, runRollout, type RolloutRequest } from '@flowfleet/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { card, cpuPlatform, referenceInstance, weightsOf } from '../runtime/runtime-fixtures.js';
 
-let pool: OrtWorkerPool;
+let pool: ComputePool;
 let ort: ModelInstance;
 let reference: ModelInstance;
 
 beforeAll(async () => {
-  pool = await OrtWorkerPool.create({ threads: 1, intraOpThreads: 1 });
+  pool = await ComputePool.create({ threads: 1 });
+  const sessions = await OrtSessions.attach(pool, { intraOpThreads: 1 });
   const components = createComponentRegistry();
-  declareOrtCells({
-    registries: { components },
-    builderFor: (provider) => createOrtComponentBuilder({ provider, pool: async () => pool }),
-  });
+  declareOrtCells({ registries: { components }, ...ortCellWiring(sessions) });
   ort = await ModelInstance.create({
     card,
-    platform: cpuPlatform(components),
+    platform: cpuPlatform(pool, components),
     weights: {
       dit: { version: 1, weights: weightsOf('dit', 1) },
       text_encoder: { version: 1, weights: weightsOf('text_encoder', 1) },
     },
   });
-  reference = await referenceInstance();
+  reference = await referenceInstance(pool);
 });
 
 afterAll(async () => {

@@ -1,16 +1,16 @@
 // Compute off the event loop (DESIGN.md §3) for the TS reference: back-to-back wan21-mini CFG-pair
 // forwards (B = 2 at the card's latent, ~300 ms each on this machine kind) leave a 5 ms interval on
-// time when the component runs in the reference worker pool, and stall it when it runs on the
+// time when the component runs in the compute pool, and stall it when it runs on the
 // calling thread (the control that shows the measurement can see a stall).
 import { performance } from 'node:perf_hooks';
 import { gaussianNoise } from '@flowfleet/numerics';
+import { createDitReferenceFactory, initWeights, wan21MiniCard } from '@flowfleet/models';
 import {
-  ReferenceWorkerPool,
-  createDitReferenceFactory,
-  initWeights,
-  wan21MiniCard,
-} from '@flowfleet/models';
-import type { ComponentForward, TensorMap, WeightSet } from '@flowfleet/platform';
+  ComputePool,
+  type ComponentForward,
+  type TensorMap,
+  type WeightSet,
+} from '@flowfleet/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const config = wan21MiniCard.config;
@@ -78,16 +78,16 @@ const inputs: TensorMap = {
   },
 };
 
-async function build(placement: 'worker' | 'caller', pool: ReferenceWorkerPool) {
+async function build(placement: 'worker' | 'caller', pool: ComputePool) {
   const spec = wan21MiniCard.components.find((c) => c.kind === 'dit')!;
-  const factory = createDitReferenceFactory(config, { placement, pool: async () => pool });
-  return (await factory(spec, undefined)) as ComponentForward;
+  const factory = createDitReferenceFactory(config, { placement });
+  return (await factory(spec, undefined, { pool })) as ComponentForward;
 }
 
 describe('TS reference forward off the event loop', () => {
-  let pool: ReferenceWorkerPool;
+  let pool: ComputePool;
   beforeAll(async () => {
-    pool = await ReferenceWorkerPool.create({ threads: 1 });
+    pool = await ComputePool.create({ threads: 1 });
   });
   afterAll(async () => {
     await pool.close();

@@ -1,25 +1,25 @@
-// The runtime on ONNX Runtime (cpu EP, a dedicated worker pool): captured ≡ eager bit for bit,
+// The runtime on ONNX Runtime (cpu EP, the test's own compute pool): captured ≡ eager bit for bit,
 // captured graphs are specialised sessions disposed on eviction, and a dit sync keeps the
 // text-encoder session.
-import { createOrtComponentBuilder, declareOrtCells, OrtWorkerPool } from '@flowfleet/backends';
+import { declareOrtCells, ortCellWiring, OrtSessions } from '@flowfleet/backends';
+import { ComputePool } from '@flowfleet/platform';
 import { createComponentRegistry } from '@flowfleet/registry';
 import { ModelInstance, runRollout, type RolloutResult } from '@flowfleet/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { card, cpuPlatform, sameBits, tinyRequest, weightsOf } from './runtime-fixtures.js';
 
-let pool: OrtWorkerPool;
+let compute: ComputePool;
+let pool: OrtSessions;
 let instance: ModelInstance;
 
 beforeAll(async () => {
-  pool = await OrtWorkerPool.create({ threads: 1, intraOpThreads: 1 });
+  compute = await ComputePool.create({ threads: 1 });
+  pool = await OrtSessions.attach(compute, { intraOpThreads: 1 });
   const components = createComponentRegistry();
-  declareOrtCells({
-    registries: { components },
-    builderFor: (provider) => createOrtComponentBuilder({ provider, pool: async () => pool }),
-  });
+  declareOrtCells({ registries: { components }, ...ortCellWiring(pool) });
   instance = await ModelInstance.create({
     card,
-    platform: cpuPlatform(components),
+    platform: cpuPlatform(compute, components),
     weights: {
       dit: { version: 1, weights: weightsOf('dit', 1) },
       text_encoder: { version: 1, weights: weightsOf('text_encoder', 1) },
@@ -29,7 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await instance?.close();
-  await pool?.close();
+  await compute?.close();
 });
 
 function expectSameTrajectory(a: RolloutResult, b: RolloutResult): void {

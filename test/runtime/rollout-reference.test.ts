@@ -3,6 +3,7 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import { cfgCombine, flowGrpoStdDev, flowSdeStep, gaussianNoise } from '@flowfleet/numerics';
 import { readSafetensors, tokenize } from '@flowfleet/models';
+import { ComputePool } from '@flowfleet/platform';
 import {
   createNanWatch,
   createResidualSkip,
@@ -13,12 +14,20 @@ import {
   type RolloutResult,
   type StepObserver,
 } from '@flowfleet/runtime';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { card, referenceInstance, sameBits, tinyRequest, weightsOf } from './runtime-fixtures.js';
+
+let pool: ComputePool;
+beforeAll(async () => {
+  pool = await ComputePool.create();
+});
+afterAll(async () => {
+  await pool.close();
+});
 
 const open: ModelInstance[] = [];
 async function instance(): Promise<ModelInstance> {
-  const created = await referenceInstance();
+  const created = await referenceInstance(pool);
   open.push(created);
   return created;
 }

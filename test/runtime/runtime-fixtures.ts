@@ -1,8 +1,14 @@
-// Shared set-up of the runtime tests: a platform with the cpu reference kernels, wan21-mini
-// weights as versioned WeightSets, and a ModelInstance on the card's TS reference components.
+// Shared set-up of the runtime tests: a platform with the cpu reference kernels on the test's
+// own compute pool, wan21-mini weights as versioned WeightSets, and a ModelInstance on the card's
+// TS reference components.
 import { registerCpuBackend } from '@flowfleet/backends';
 import { initWeights, wan21MiniCard, type ModelCard } from '@flowfleet/models';
-import { createPlatform, type Platform, type WeightSet } from '@flowfleet/platform';
+import {
+  createPlatform,
+  type ComputePool,
+  type Platform,
+  type WeightSet,
+} from '@flowfleet/platform';
 import {
   createComponentRegistry,
   createKernelRegistry,
@@ -16,14 +22,21 @@ export const card: ModelCard = wan21MiniCard;
 /** A latent shape small enough that a TS reference forward takes a few ms. */
 export const TINY_SHAPE = Object.freeze({ frames: 1, height: 4, width: 4 });
 
-/** A platform with the cpu reference kernels and the given component registry (default: empty). */
-export function cpuPlatform(components?: TupleRegistry<ComponentBuilder>): Platform {
+/**
+ * A platform with the cpu reference kernels, the test's compute pool (the TS reference forwards
+ * run there) and the given component registry (default: empty).
+ */
+export function cpuPlatform(
+  pool: ComputePool,
+  components?: TupleRegistry<ComponentBuilder>,
+): Platform {
   const kernels = createKernelRegistry();
   registerCpuBackend({ kernels });
   return createPlatform({
     facts: { device: 'cpu', arch: 'generic', features: [], cpuArch: 'generic' },
     kernels,
     components: components ?? createComponentRegistry(),
+    pool,
   });
 }
 
@@ -37,7 +50,10 @@ export function weightsOf(
 }
 
 /** A ModelInstance on the TS reference components with dit@1 and text_encoder@1. */
-export function referenceInstance(platform: Platform = cpuPlatform()): Promise<ModelInstance> {
+export function referenceInstance(
+  pool: ComputePool,
+  platform: Platform = cpuPlatform(pool),
+): Promise<ModelInstance> {
   return ModelInstance.create({
     card,
     platform,

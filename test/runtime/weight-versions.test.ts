@@ -1,14 +1,14 @@
 // Weight-version semantics of a ModelInstance: eviction of exactly one component's graphs,
 // in-flight rollouts finishing on the version they started with, and cancellation releasing pins.
 import { isFlowfleetError } from '@flowfleet/errors';
-import type { CapturedForward, ComponentForward } from '@flowfleet/platform';
+import { ComputePool, type CapturedForward, type ComponentForward } from '@flowfleet/platform';
 import {
   runRollout,
   type ModelInstance,
   type RolloutResult,
   type StepObserver,
 } from '@flowfleet/runtime';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   deferred,
   referenceInstance,
@@ -17,9 +17,17 @@ import {
   weightsOf,
 } from './runtime-fixtures.js';
 
+let pool: ComputePool;
+beforeAll(async () => {
+  pool = await ComputePool.create();
+});
+afterAll(async () => {
+  await pool.close();
+});
+
 const open: ModelInstance[] = [];
 async function instance(): Promise<ModelInstance> {
-  const created = await referenceInstance();
+  const created = await referenceInstance(pool);
   open.push(created);
   return created;
 }

@@ -1,18 +1,14 @@
 import {
-  cachedProviderProbe,
-  closeSharedOrtPool,
-  configureSharedOrtPool,
   declareOrtCells,
-  ortBuilderFor,
-  probeOrtProviders,
+  ortCellWiring,
+  OrtSessions,
   registerCpuBackend,
-  sharedOrtPool,
 } from '@flowfleet/backends';
 import { FlowfleetError } from '@flowfleet/errors';
-import { configureSharedReferencePool } from '@flowfleet/models';
 import {
   createPlatform,
   detectPlatform,
+  type ComputePool,
   type Platform,
   type PlatformFacts,
 } from '@flowfleet/platform';
@@ -33,8 +29,8 @@ export interface WorkerPlatform {
   readonly platform: Platform;
   readonly kernels: TupleRegistry<KernelFn>;
   readonly components: TupleRegistry<ComponentBuilder>;
-  /** True when the ONNX Runtime cells were declared (the shared pool may be running). */
-  readonly usesOrt: boolean;
+  /** ONNX Runtime on the worker's pool, when its cells were declared. */
+  readonly ort: OrtSessions | undefined;
 }
 
 /** What `setUpBackends` needs. */
@@ -42,40 +38,36 @@ export interface BackendSetupOptions {
   readonly backend: BackendChoice;
   readonly facts?: PlatformFacts;
   readonly extraKernels: readonly ExtraKernel[];
-  readonly ortThreads: number;
+  /** The worker's compute pool (it owns and closes it): ONNX Runtime and the TS reference run there. */
+  readonly pool: ComputePool;
   readonly ortIntraOpThreads: number;
-  /** Threads of the TS reference pool (the card factories' forwards). */
-  readonly referenceThreads: number;
   readonly logger: Logger;
 }
 
 /**
  * Builds the worker's registries (its own, never the process-wide ones, so several workers can
- * share a test process) and platform. `cpu`: the TS reference kernels, and components from the
- * card's TS reference factory (in the models package's worker-thread pool). `ort-cpu` / `auto`: also the ONNX Runtime component cells, after
- * probing the providers in the shared pool (manifest rows are read only after the probe, so they
- * say what really works here). `auto` falls back to the TS reference when ONNX Runtime fails.
+ * share a test process) and platform, on the worker's compute pool. `cpu`: the TS reference
+ * kernels, and components from the card's TS reference factory (forwards in the pool).
+ * `ort-cpu` / `auto`: also the ONNX Runtime component cells, after loading ONNX Runtime into the
+ * pool and probing the providers (manifest rows are read only after the probe, so they say what
+ * really works here). `auto` falls back to the TS reference when ONNX Runtime fails.
  * @throws FlowfleetError WORKER_BACKEND_UNAVAILABLE when `ort-cpu` is asked for and cannot run
  */
 export async function setUpBackends(options: BackendSetupOptions): Promise<WorkerPlatform> {
-  const { backend, logger } = options;
+  const { backend, logger, pool } = options;
   const facts = options.facts ?? detectPlatform();
   const kernels = createKernelRegistry();
   const components = createComponentRegistry();
   registerCpuBackend({ kernels });
-  // The card's TS reference forwards (the terminal rung, and the whole `cpu` backend) run in the
-  // models package's worker-thread pool: one thread per concurrent rollout.
-  configureSharedReferencePool({ threads: options.referenceThreads });
   registerExtraKernels(kernels, facts.device, options.extraKernels);
-  let usesOrt = false;
+  let ort: OrtSessions | undefined;
   if (backend !== 'cpu') {
-    configureSharedOrtPool({
-      threads: options.ortThreads,
-      intraOpThreads: options.ortIntraOpThreads,
-    });
     try {
-      await probeOrtProviders({ pool: await sharedOrtPool() });
-      usesOrt = true;
+      const sessions = await OrtSessions.attach(pool, {
+        intraOpThreads: options.ortIntraOpThreads,
+      });
+      await sessions.probeAll();
+      ort = sessions;
     } catch (cause) {
       if (backend === 'ort-cpu') {
         throw new FlowfleetError(
@@ -91,16 +83,11 @@ export async function setUpBackends(options: BackendSetupOptions): Promise<Worke
         { err: cause },
         'onnxruntime-node cannot start: falling back to the TS reference',
       );
-      await closeSharedOrtPool();
     }
   }
-  if (usesOrt) {
+  if (ort !== undefined) {
     // Declared only after a successful probe, so the cells' predicates read real answers.
-    declareOrtCells({
-      registries: { components },
-      builderFor: ortBuilderFor,
-      cachedProbe: cachedProviderProbe,
-    });
+    declareOrtCells({ registries: { components }, ...ortCellWiring(ort) });
     const ortCpu = components.manifest().filter((row) => row.source === 'ort-cpu');
     if (backend === 'ort-cpu' && !ortCpu.some((row) => row.available)) {
       const reasons = [...new Set(ortCpu.map((row) => row.reason ?? 'unavailable'))];
@@ -111,6 +98,6 @@ export async function setUpBackends(options: BackendSetupOptions): Promise<Worke
       );
     }
   }
-  const platform = createPlatform({ facts, kernels, components });
-  return { facts, platform, kernels, components, usesOrt };
+  const platform = createPlatform({ facts, kernels, components, pool });
+  return { facts, platform, kernels, components, ort };
 }

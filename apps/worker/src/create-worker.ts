@@ -1,12 +1,11 @@
 import { hostname } from 'node:os';
-import { closeSharedOrtPool } from '@flowfleet/backends';
 import { FlowfleetError } from '@flowfleet/errors';
-import { closeSharedReferencePool } from '@flowfleet/models';
+import { ComputePool } from '@flowfleet/platform';
 import { DEFAULT_LIMITS, FleetLimits, type WorkerManifest } from '@flowfleet/protocol';
 import type { ModelInstance } from '@flowfleet/runtime';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { setUpBackends, type WorkerPlatform } from './backend-setup.js';
+import { setUpBackends } from './backend-setup.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 import { CoordinatorClient } from './coordinator-client.js';
 import { FleetSubscriber } from './fleet-subscriber.js';
@@ -49,7 +48,7 @@ class FleetWorker implements FlowfleetWorker {
   readonly #redis: Redis;
   readonly #subscriberConnection: Redis;
   readonly #blockingConnection: Redis;
-  #platform: WorkerPlatform | undefined;
+  #pool: ComputePool | undefined;
   #host: ModelHost | undefined;
   #manifest: WorkerManifest | undefined;
   #syncer: WeightSyncer | undefined;
@@ -115,16 +114,17 @@ class FleetWorker implements FlowfleetWorker {
       throw new FlowfleetError('WORKER_REDIS_UNAVAILABLE', 'cannot reach Redis', { cause });
     }
     this.#checkNotClosed();
+    // The worker's one compute pool: every component it builds runs its forwards there.
+    this.#pool = await ComputePool.create({ threads: options.ortThreads });
+    this.#checkNotClosed();
     const platform = await setUpBackends({
       backend: options.backend,
       ...(options.platformFacts === undefined ? {} : { facts: options.platformFacts }),
       extraKernels: options.extraKernels,
-      ortThreads: options.ortThreads,
+      pool: this.#pool,
       ortIntraOpThreads: options.ortIntraOpThreads,
-      referenceThreads: options.concurrency,
       logger,
     });
-    this.#platform = platform;
     this.#checkNotClosed();
     const host = await ModelHost.create(
       options.models,
@@ -300,16 +300,7 @@ class FleetWorker implements FlowfleetWorker {
       ['lane workers', async () => this.#lanes?.close(!drained)],
       ['coordinator connections', async () => this.#coordinator?.close()],
       ['models', async () => this.#host?.close()],
-      [
-        'compute pools',
-        async () => {
-          if (!this.#options.closeSharedPools) return;
-          await Promise.all([
-            closeSharedReferencePool(),
-            this.#platform?.usesOrt === true ? closeSharedOrtPool() : undefined,
-          ]);
-        },
-      ],
+      ['compute pool', async () => this.#pool?.close()],
       ['redis', () => Promise.all([this.#subscriberConnection, this.#redis].map(quitRedis))],
       ['redis (events)', async () => this.#blockingConnection.disconnect()],
     ];

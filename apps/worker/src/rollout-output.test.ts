@@ -1,4 +1,4 @@
-import { closeSharedReferencePool } from '@flowfleet/models';
+import { ComputePool } from '@flowfleet/platform';
 import { RolloutSummarySchema, rolloutRequestSchema } from '@flowfleet/protocol';
 import { readRolloutResult, runRollout } from '@flowfleet/runtime';
 import { pino } from 'pino';
@@ -8,16 +8,17 @@ import { ModelHost } from './model-host.js';
 import { backendName, deterministicResultBytes, summarizeRollout } from './rollout-output.js';
 
 let host: ModelHost;
+let pool: ComputePool;
 const facts = { device: 'cpu' as const, arch: 'generic', features: [], cpuArch: 'generic' };
 
 beforeAll(async () => {
+  pool = await ComputePool.create({ threads: 1 });
   const { platform } = await setUpBackends({
     backend: 'cpu',
     facts,
     extraKernels: [],
-    ortThreads: 1,
+    pool,
     ortIntraOpThreads: 1,
-    referenceThreads: 1,
     logger: pino({ level: 'silent' }),
   });
   host = await ModelHost.create(['wan21-mini'], platform, 'unit');
@@ -25,7 +26,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await host?.close();
-  await closeSharedReferencePool();
+  await pool?.close();
 });
 
 const request = rolloutRequestSchema().parse({

@@ -15,7 +15,6 @@ describe('resolveWorkerOptions', () => {
       ortThreads: 1,
       models: ['wan21-mini'],
       locks: DEFAULT_LOCK_SETTINGS,
-      closeSharedPools: true,
     });
     expect(options.locks.maxStalledCount).toBeGreaterThanOrEqual(3);
     // Renewal runs every lockDuration/4, far inside the lock, and a dead worker's job is found

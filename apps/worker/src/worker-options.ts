@@ -57,7 +57,10 @@ export interface WorkerOptions {
   readonly heartbeatTtlMs?: number;
   /** Default `auto`. */
   readonly backend?: BackendChoice;
-  /** ONNX Runtime pool threads (default: `concurrency`). */
+  /**
+   * Threads of the worker's compute pool, where ONNX Runtime and the TS reference run their
+   * forwards (default: `concurrency`).
+   */
   readonly ortThreads?: number;
   /** ONNX Runtime intra-op threads per session (default 1). */
   readonly ortIntraOpThreads?: number;
@@ -78,11 +81,6 @@ export interface WorkerOptions {
   readonly pollIntervalMs?: number;
   readonly uploadRetryMs?: number;
   readonly weightsWaitMs?: number;
-  /**
-   * Close the process-wide compute pools (ONNX Runtime, TS reference) on `close()` (default
-   * true). Tests that close one of several workers in a process while the others run turn it off.
-   */
-  readonly closeSharedPools?: boolean;
   /** Default: silent. */
   readonly logger?: Logger;
 }
@@ -157,6 +155,5 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
       options.weightsWaitMs ?? DEFAULT_TIMINGS.weightsWaitMs,
       0,
     ),
-    closeSharedPools: options.closeSharedPools ?? true,
   };
 }

@@ -20,26 +20,14 @@ export { isOrtLoadStarted, loadOrt } from './ort/load-ort.js';
 export type { Ort } from './ort/load-ort.js';
 export { ORT_PROVIDERS, ortSessionOptions } from './ort/session-options.js';
 export type { OrtProvider, OrtSessionSettings } from './ort/session-options.js';
-export { OrtWorkerPool } from './ort/ort-worker-pool.js';
+export { OrtSessions } from './ort/ort-sessions.js';
 export type {
   OrtCreateSessionOptions,
   OrtRunOptions,
-  OrtWorkerPoolOptions,
-} from './ort/ort-worker-pool.js';
-export type { OrtWorkerStats, ProviderProbe } from './ort/worker-protocol.js';
-export { closeSharedOrtPool, configureSharedOrtPool, sharedOrtPool } from './ort/shared-pool.js';
-export {
-  cachedProviderProbe,
-  ortProviderPredicate,
-  probeExecutionProvider,
-  probeOrtProviders,
-} from './ort/probe-providers.js';
-export type { ProbeOptions } from './ort/probe-providers.js';
-export {
-  buildOrtComponent,
-  createOrtComponentBuilder,
-  ortBuilderFor,
-} from './ort/ort-component.js';
+  OrtSessionsOptions,
+} from './ort/ort-sessions.js';
+export type { OrtThreadStats, ProviderProbe } from './ort/ort-protocol.js';
+export { createOrtComponentBuilder, ortCellWiring } from './ort/ort-component.js';
 export type { OrtComponentBuilder, OrtComponentBuilderOptions } from './ort/ort-component.js';
 export { onnxArtifactsOf } from './ort/onnx-artifacts.js';
 export type {

@@ -78,7 +78,7 @@ describe('declareOrtCells', () => {
         : expect.stringContaining('binding missing'),
       'ort-cuda': expect.stringContaining('no CUDA device'),
       'ort-webgpu':
-        'availability predicate threw: ort-webgpu: not probed: call probeOrtProviders()',
+        'availability predicate threw: ort-webgpu: not probed: call OrtSessions.probeAll()',
     });
     expect(HOST_ORT_FACTS.platform().device).toBe('cpu');
   });

@@ -108,7 +108,7 @@ export function ortAvailability(
     }
     const probe = cachedProbe(provider);
     if (probe === undefined) {
-      if (provider === 'webgpu') unavailable(provider, 'not probed: call probeOrtProviders()');
+      if (provider === 'webgpu') unavailable(provider, 'not probed: call OrtSessions.probeAll()');
       return true;
     }
     if (!probe.available) unavailable(provider, probe.reason ?? 'probe failed');
@@ -119,7 +119,7 @@ export function ortAvailability(
 const AVAILABLE_WHEN: Readonly<Record<OrtCellProvider, string>> = {
   cpu: 'onnxruntime-node native binding on disk',
   cuda: 'binding on disk, CUDA device and onnxruntime CUDA provider library present',
-  webgpu: 'binding on disk and a cached probeOrtProviders() result that lists webgpu',
+  webgpu: 'binding on disk and a cached OrtSessions.probeAll() result that lists webgpu',
 };
 
 /**

@@ -59,6 +59,35 @@ export const ERROR_CODES = {
     httpStatus: 500,
     summary: "The test-only FLOWFLEET_PLATFORM_OVERRIDE is not 'device:arch' with a known device.",
   },
+  PLAT_COMPUTE_THREAD_EXITED: {
+    source: 'platform',
+    httpStatus: 503,
+    summary:
+      'A compute pool thread failed to start or exited with calls in flight; those calls are rejected and the pool starts a replacement.',
+  },
+  PLAT_COMPUTE_POOL_CLOSED: {
+    source: 'platform',
+    httpStatus: 503,
+    summary:
+      'A call reached a compute pool that is closed or closing; calls in flight are rejected.',
+  },
+  PLAT_COMPUTE_POOL_CLOSE_FAILED: {
+    source: 'platform',
+    httpStatus: 500,
+    summary: 'One or more threads of a compute pool failed to stop on close; every step still ran.',
+  },
+  PLAT_COMPUTE_HANDLER_FAILED: {
+    source: 'platform',
+    httpStatus: 500,
+    summary:
+      'A compute handler module could not be loaded into a thread (import failed, no createComputeHandler export, another module under its id), or a call named a handler the thread has not loaded.',
+  },
+  PLAT_COMPUTE_UNKNOWN_WEIGHTS: {
+    source: 'platform',
+    httpStatus: 500,
+    summary:
+      'A compute handler asked its thread for a weight set that was never uploaded there or was released.',
+  },
   PROTO_INVALID_REQUEST: {
     source: 'protocol',
     httpStatus: 400,
@@ -433,17 +462,11 @@ export const ERROR_CODES = {
     httpStatus: 400,
     summary: 'Bytes read back as an ONNX model are not a well-formed protobuf message.',
   },
-  MODEL_REFERENCE_WORKER_EXITED: {
+  MODEL_NO_COMPUTE_POOL: {
     source: 'models',
-    httpStatus: 503,
+    httpStatus: 500,
     summary:
-      'A TS reference worker thread failed to start or exited with calls in flight; those calls are rejected and the pool starts a replacement.',
-  },
-  MODEL_REFERENCE_POOL_CLOSED: {
-    source: 'models',
-    httpStatus: 503,
-    summary:
-      'The TS reference worker pool was closed; calls in flight and later calls are rejected.',
+      "A TS reference component was built on a platform without a compute pool (createPlatform({pool})) and not placed on the caller's thread.",
   },
   MODEL_COMPONENT_DISPOSED: {
     source: 'models',
@@ -474,18 +497,6 @@ export const ERROR_CODES = {
     summary:
       'A forward names an ONNX Runtime session that was never created, was released, or died with its worker.',
   },
-  BACK_ORT_UNKNOWN_WEIGHTS: {
-    source: 'backends',
-    httpStatus: 500,
-    summary:
-      'A forward names a weight set that was never uploaded to the worker pool or was released.',
-  },
-  BACK_ORT_WORKER_EXITED: {
-    source: 'backends',
-    httpStatus: 503,
-    summary:
-      'An ONNX Runtime worker thread failed to start or exited with calls in flight; those calls are rejected.',
-  },
   BACK_ORT_NO_ONNX_ARTIFACT: {
     source: 'backends',
     httpStatus: 500,
@@ -502,16 +513,6 @@ export const ERROR_CODES = {
     httpStatus: 503,
     summary:
       "An ONNX Runtime execution provider (cuda, webgpu) is not usable here; carries the probe's real reason.",
-  },
-  BACK_POOL_CLOSED: {
-    source: 'backends',
-    httpStatus: 503,
-    summary: 'A call reached an ONNX Runtime worker pool that is closed or closing.',
-  },
-  BACK_POOL_CLOSE_FAILED: {
-    source: 'backends',
-    httpStatus: 500,
-    summary: 'One or more steps of a worker pool close failed; every step still ran.',
   },
   RT_UNKNOWN_COMPONENT: {
     source: 'runtime',

@@ -73,22 +73,16 @@ export {
 } from './components/reference-forward.js';
 export type { ReferenceKind } from './components/reference-forward.js';
 export { WorkerReferenceComponent } from './components/worker-reference-component.js';
-export { ReferenceWorkerPool } from './reference-worker/reference-worker-pool.js';
+export { ReferenceCompute } from './reference-worker/reference-compute.js';
 export type {
   ReferenceCaptureRequest,
   ReferenceForwardRequest,
-  ReferenceWorkerPoolOptions,
-} from './reference-worker/reference-worker-pool.js';
+} from './reference-worker/reference-compute.js';
 export type {
   ReferenceCaptureInfo,
   ReferenceInputDims,
-  ReferenceWorkerStats,
-} from './reference-worker/reference-worker-protocol.js';
-export {
-  closeSharedReferencePool,
-  configureSharedReferencePool,
-  sharedReferencePool,
-} from './reference-worker/shared-reference-pool.js';
+  ReferenceThreadStats,
+} from './reference-worker/reference-protocol.js';
 export type {
   LatentDefaults,
   LoopSpec,

@@ -7,7 +7,7 @@ import {
 } from '@flowfleet/registry';
 import { componentCandidates } from './fallback-chains.js';
 import { describeRejected } from './kernel-table.js';
-import type { ComponentSpec, Device } from './platform-types.js';
+import type { ComponentBuildContext, ComponentSpec, Device } from './platform-types.js';
 
 /** The `source` of a component built by the card's own `factory` (the TS reference rung). */
 export const CARD_FACTORY_SOURCE = 'card';
@@ -26,13 +26,15 @@ export interface ComponentBuild<TComponent> {
 type SpecBuilder<TInstance, TComponent> = (
   spec: ComponentSpec<TInstance, TComponent>,
   instance: TInstance,
+  context: ComponentBuildContext,
 ) => TComponent | Promise<TComponent>;
 
 /**
  * Builds a component: the first registered and available COMPONENTS builder along the device
  * chain (kind, device, variant → default), else the card's `factory`. A builder that fails with a
  * coded FlowfleetError (e.g. a provider that will not load) is recorded as rejected and the walk
- * goes on; any other throw is a defect and propagates.
+ * goes on; any other throw is a defect and propagates. Builders and the factory get `context`
+ * (the platform's compute pool) as their third argument.
  * @throws FlowfleetError PLAT_NO_COMPONENT when no builder is available and the spec has no factory
  */
 export async function buildComponent<TInstance, TComponent>(
@@ -40,6 +42,7 @@ export async function buildComponent<TInstance, TComponent>(
   device: Device,
   spec: ComponentSpec<TInstance, TComponent>,
   instance: TInstance,
+  context: ComponentBuildContext = { pool: undefined },
 ): Promise<ComponentBuild<TComponent>> {
   const rejected: RejectedCandidate[] = [];
   let candidates = componentCandidates(spec.kind, spec.variant ?? DEFAULT_VARIANT, device);
@@ -52,7 +55,7 @@ export async function buildComponent<TInstance, TComponent>(
     candidates = candidates.slice(candidates.findIndex((key) => key.join('\u0000') === won) + 1);
     const build = cell.fn as unknown as SpecBuilder<TInstance, TComponent>;
     try {
-      const component = await build(spec, instance);
+      const component = await build(spec, instance, context);
       return { component, source: cell.source, key: cell.key, rejected };
     } catch (error) {
       if (!isFlowfleetError(error)) throw error;
@@ -66,6 +69,6 @@ export async function buildComponent<TInstance, TComponent>(
       { details: { id: spec.id, kind: spec.kind, device, rejected } },
     );
   }
-  const component = await spec.factory(spec, instance);
+  const component = await spec.factory(spec, instance, context);
   return { component, source: CARD_FACTORY_SOURCE, key: null, rejected };
 }

@@ -10,7 +10,8 @@ import { componentMatrix, kernelMatrix, type CapabilityMatrix } from './capabili
 import { detectPlatform } from './detect-platform.js';
 import { archChain, type ChainOrigin } from './fallback-chains.js';
 import { KernelTable } from './kernel-table.js';
-import type { ComponentSpec, PlatformFacts } from './platform-types.js';
+import type { ComponentBuildContext, ComponentSpec, PlatformFacts } from './platform-types.js';
+import type { ComputePool } from './worker-threads/compute-pool.js';
 
 /** Options of `createPlatform`; every field defaults to this process's own. */
 export interface PlatformOptions {
@@ -18,12 +19,19 @@ export interface PlatformOptions {
   readonly facts?: PlatformFacts;
   readonly kernels?: TupleRegistry<KernelFn>;
   readonly components?: TupleRegistry<ComponentBuilder>;
+  /**
+   * The compute thread pool handed to every component builder and card factory (the TS
+   * reference runs its forwards there). Owned by the caller, who closes it after the components.
+   */
+  readonly pool?: ComputePool;
 }
 
 /** One process's view of the dispatch membrane: its facts, kernels and component builders. */
 export interface Platform {
   readonly facts: PlatformFacts;
   readonly kernels: KernelTable;
+  /** The compute pool given to `createPlatform`, if any. */
+  readonly pool: ComputePool | undefined;
   buildComponent<TInstance, TComponent>(
     spec: ComponentSpec<TInstance, TComponent>,
     instance: TInstance,
@@ -49,10 +57,13 @@ export function createPlatform(options: PlatformOptions = {}): Platform {
   archChain(origin.arch);
   archChain(origin.cpuArch);
   const table = new KernelTable(kernels, origin);
+  const context: ComponentBuildContext = { pool: options.pool };
   return {
     facts,
     kernels: table,
-    buildComponent: (spec, instance) => buildComponent(components, facts.device, spec, instance),
+    pool: options.pool,
+    buildComponent: (spec, instance) =>
+      buildComponent(components, facts.device, spec, instance, context),
     kernelMatrix: () => kernelMatrix(kernels, facts, origin),
     componentMatrix: () => componentMatrix(components, facts),
   };

@@ -47,17 +47,29 @@ export {
   within,
 } from './parity.js';
 export type { FloatArray, ParityTolerance, WithinResult } from './parity.js';
-export { moduleWorkerUrl, spawnModuleWorker } from './worker-threads/spawn-module-worker.js';
-export type { ModuleWorkerOptions } from './worker-threads/spawn-module-worker.js';
-export { WorkerSlot } from './worker-threads/worker-slot.js';
+export { moduleWorkerUrl } from './worker-threads/spawn-module-worker.js';
+export { ComputePool } from './worker-threads/compute-pool.js';
 export type {
-  WorkerSlotExit,
-  WorkerSlotMessage,
-  WorkerSlotOptions,
-  WorkerSlotRequest,
-} from './worker-threads/worker-slot.js';
+  ComputeHandlerModule,
+  ComputePoolOptions,
+  DispatchOptions,
+} from './worker-threads/compute-pool.js';
+export type { ComputeThread } from './worker-threads/compute-thread-handle.js';
+export type { ComputeThreadStats } from './worker-threads/compute-protocol.js';
+export {
+  COMPUTE_HANDLER_EXPORT,
+  tensorsReply,
+  transferReply,
+} from './worker-threads/compute-handler.js';
+export type {
+  ComputeHandler,
+  ComputeHandlerFactory,
+  ComputeThreadContext,
+  TransferReply,
+} from './worker-threads/compute-handler.js';
 export { COMPONENT_KINDS, DEVICES, isDevice, SOLVER_OPS } from './platform-types.js';
 export type {
+  ComponentBuildContext,
   ComponentKind,
   ComponentSpec,
   Device,

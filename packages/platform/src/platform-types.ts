@@ -1,3 +1,5 @@
+import type { ComputePool } from './worker-threads/compute-pool.js';
+
 /** The devices flowfleet dispatches to (a closed set). */
 export type Device = 'cpu' | 'cuda' | 'webgpu';
 
@@ -52,7 +54,16 @@ export interface ComponentSpec<TInstance = unknown, TComponent = unknown> {
   readonly factory: (
     spec: ComponentSpec<TInstance, TComponent>,
     instance: TInstance,
+    context?: ComponentBuildContext,
   ) => TComponent | Promise<TComponent>;
   /** What a backend builder needs, e.g. an ONNX builder. */
   readonly artifacts?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What `buildComponent` hands every builder and card factory besides the spec: the platform's
+ * compute thread pool, when its owner gave it one (`createPlatform({pool})`).
+ */
+export interface ComponentBuildContext {
+  readonly pool: ComputePool | undefined;
 }

@@ -3,6 +3,7 @@ import { isFlowfleetError } from '@flowfleet/errors';
 import {
   bitIdentical,
   within,
+  type ComponentBuildContext,
   type ComponentForward,
   type ComponentSpec,
   type TensorData,
@@ -31,6 +32,15 @@ export interface ComponentConformanceCase {
 
 type Forward = ComponentForward;
 
+/** Where the suite finds the cells, and what it hands their builders and the card's factory. */
+export interface ComponentConformanceOptions extends BackendRegistries {
+  /**
+   * The build context of every build (the compute pool the components run in), read when a
+   * check runs, so a test can create its pool in `beforeAll`. Default: no pool.
+   */
+  readonly buildContext?: () => ComponentBuildContext;
+}
+
 function floats(outputs: Record<string, TensorData>, name: string, where: string): Float32Array {
   const data = outputs[name]?.data;
   assert.ok(data instanceof Float32Array, `${where}: no float32 output '${name}'`);
@@ -53,9 +63,10 @@ function dimsOf(inputs: TensorMap): Record<string, readonly number[]> {
 export function componentConformanceChecks(
   backendName: string,
   cases: readonly ComponentConformanceCase[],
-  registries: BackendRegistries = {},
+  options: ComponentConformanceOptions = {},
 ): AsyncConformanceCheck[] {
-  const { components } = resolveRegistries(registries);
+  const { components } = resolveRegistries(options);
+  const context = () => options.buildContext?.() ?? { pool: undefined };
   const cells = components.cells().filter((cell) => cell.source === backendName);
   const checks: AsyncConformanceCheck[] = [];
   for (const cell of cells) {
@@ -74,7 +85,7 @@ export function componentConformanceChecks(
     for (const testCase of cases.filter((c) => c.spec.kind === kind)) {
       checks.push({
         name: `${label} conforms on '${testCase.spec.id}'`,
-        run: () => checkComponent(label, cell, testCase),
+        run: () => checkComponent(label, cell, testCase, context()),
       });
     }
   }
@@ -84,15 +95,21 @@ export function componentConformanceChecks(
 async function build(
   builder: ComponentBuilder,
   spec: ComponentSpec<unknown, ComponentForward>,
+  context: ComponentBuildContext,
 ): Promise<Forward> {
-  const typed = builder as unknown as (s: typeof spec, instance: unknown) => Promise<Forward>;
-  return typed(spec, undefined);
+  const typed = builder as unknown as (
+    s: typeof spec,
+    instance: unknown,
+    context: ComponentBuildContext,
+  ) => Promise<Forward>;
+  return typed(spec, undefined, context);
 }
 
 async function checkComponent(
   label: string,
   cell: Cell<ComponentBuilder>,
   testCase: ComponentConformanceCase,
+  context: ComponentBuildContext,
 ): Promise<void> {
   const { spec, weights, inputs, output } = testCase;
   const { parityRtol, parityAtol } = cell.meta;
@@ -100,8 +117,8 @@ async function checkComponent(
     typeof parityRtol === 'number' && typeof parityAtol === 'number',
     `${label} states no parityRtol/parityAtol in its meta`,
   );
-  const reference = await spec.factory(spec, undefined);
-  const component = await build(cell.fn, spec);
+  const reference = await spec.factory(spec, undefined, context);
+  const component = await build(cell.fn, spec, context);
   try {
     // (1) eager parity with the TS reference, on both input sets.
     const eager: Float32Array[] = [];

@@ -4,5 +4,9 @@ export { runKernelConformance } from './run-kernel-conformance.js';
 export { solverCases } from './solver-cases.js';
 export type { SolverCase, SolverOutput } from './solver-cases.js';
 export { componentConformanceChecks } from './component-conformance.js';
-export type { AsyncConformanceCheck, ComponentConformanceCase } from './component-conformance.js';
+export type {
+  AsyncConformanceCheck,
+  ComponentConformanceCase,
+  ComponentConformanceOptions,
+} from './component-conformance.js';
 export { runComponentConformance } from './run-component-conformance.js';

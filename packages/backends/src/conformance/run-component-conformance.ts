@@ -1,8 +1,8 @@
 import { it } from 'vitest';
-import type { BackendRegistries } from '../backend-registries.js';
 import {
   componentConformanceChecks,
   type ComponentConformanceCase,
+  type ComponentConformanceOptions,
 } from './component-conformance.js';
 
 /**
@@ -13,10 +13,10 @@ import {
 export function runComponentConformance(
   backendName: string,
   cases: () => readonly ComponentConformanceCase[],
-  registries: BackendRegistries = {},
+  options: ComponentConformanceOptions = {},
   timeoutMs = 60_000,
 ): void {
-  for (const check of componentConformanceChecks(backendName, cases(), registries)) {
+  for (const check of componentConformanceChecks(backendName, cases(), options)) {
     it(check.name, () => check.run(), timeoutMs);
   }
 }

@@ -1,21 +1,26 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TensorData } from '@flowfleet/platform';
+import { ComputePool, type TensorData } from '@flowfleet/platform';
 import { loadOrt } from './load-ort.js';
-import { OrtWorkerPool } from './ort-worker-pool.js';
+import { OrtSessions } from './ort-sessions.js';
 import { ortSessionOptions } from './session-options.js';
 import { matmulChainModel, seededFloats } from './test-models.js';
 
-// 12 MatMuls of 512×512 at one intra-op thread: ~35 ms per forward on an idle 2-core box (6 took
-// 16–25 ms: on a quiet machine too short to tell a blocked loop from a busy one at 20 ms).
+// 12 MatMuls of 512×512 at one intra-op thread: ~35 ms per forward on an idle 2-core box, ~17 ms
+// on a fast one. Every bound is relative to the forward time measured in the same window: a
+// forward that blocks the main thread stalls a 5 ms interval for about the whole forward, one in
+// the pool should not stall it for half of one.
 const SIZE = 512;
 const DEPTH = 12;
 const TICK_MS = 5;
 const RUNS_PER_WINDOW = 12;
+/** The stall that tells a blocked loop from a free one: this fraction of one forward. */
+const BLOCKED_FRACTION = 0.5;
+/** Forwards must be long enough against the tick for a stall to be seen at all. */
+const MIN_FORWARD_MS = 2 * TICK_MS;
 // Other processes share the 2 cores; a busy neighbour can deschedule the main thread for tens of
-// ms whatever we do. So the lag bound must hold in one of a few windows (best of N, as in a
-// benchmark), while every window must show the main thread idle (event-loop utilisation), and
-// the in-process control can never meet the bound: each of its forwards blocks the loop ≥ 20 ms.
+// ms whatever we do. So the pool's bound must hold in one of a few windows (best of N, as in a
+// benchmark), while every window must show the main thread idle (event-loop utilisation).
 const MAX_WINDOWS = 5;
 
 interface Window {
@@ -64,13 +69,15 @@ const square = (seed: number): TensorData => ({
 
 describe('compute off the event loop', () => {
   const model = matmulChainModel(SIZE, DEPTH);
-  let pool: OrtWorkerPool;
+  let compute: ComputePool;
+  let pool: OrtSessions;
 
   beforeAll(async () => {
-    pool = await OrtWorkerPool.create({ threads: 1, intraOpThreads: 1 });
+    compute = await ComputePool.create({ threads: 1 });
+    pool = await OrtSessions.attach(compute, { intraOpThreads: 1 });
   });
   afterAll(async () => {
-    await pool.close();
+    await compute.close();
   });
 
   it('keeps a 5 ms interval on time during back-to-back forwards in the pool', async () => {
@@ -80,6 +87,7 @@ describe('compute off the event loop', () => {
     const [before] = await pool.stats();
     const windows: Window[] = [];
     let forwards = 0;
+    const margin = (w: Window) => BLOCKED_FRACTION * w.perRunMs - percentile(w.lags, 99);
     while (windows.length < MAX_WINDOWS) {
       const window = await measure(RUNS_PER_WINDOW, async () => {
         const out = await pool.run(session, inputs);
@@ -87,15 +95,15 @@ describe('compute off the event loop', () => {
       });
       windows.push(window);
       console.info(describeWindow(`pool window ${windows.length}`, window));
-      expect(window.perRunMs).toBeGreaterThanOrEqual(20);
+      expect(window.perRunMs).toBeGreaterThanOrEqual(MIN_FORWARD_MS);
       expect(window.utilization).toBeLessThan(0.5);
-      if (percentile(window.lags, 99) < 20) break;
+      if (margin(window) > 0) break;
     }
     const [after] = await pool.stats();
     expect(forwards).toBe(windows.length * RUNS_PER_WINDOW);
     expect(after!.runs - before!.runs).toBe(forwards);
-    const best = Math.min(...windows.map((w) => percentile(w.lags, 99)));
-    expect(best).toBeLessThan(20);
+    // p99 lag under half a forward in the best window.
+    expect(Math.max(...windows.map(margin))).toBeGreaterThan(0);
   });
 
   it('control: the same forwards on the main thread do stall the interval', async () => {
@@ -114,8 +122,9 @@ describe('compute off the event loop', () => {
         await session.run(feeds);
       });
       console.info(describeWindow('in-process', window));
-      expect(window.perRunMs).toBeGreaterThanOrEqual(20);
-      expect(Math.max(0, ...window.lags)).toBeGreaterThan(20);
+      expect(window.perRunMs).toBeGreaterThanOrEqual(MIN_FORWARD_MS);
+      // Each forward holds the loop for about its whole duration: the pool's bound is never met.
+      expect(Math.max(0, ...window.lags)).toBeGreaterThan(BLOCKED_FRACTION * window.perRunMs);
       expect(window.utilization).toBeGreaterThan(0.8);
     } finally {
       await session.release();

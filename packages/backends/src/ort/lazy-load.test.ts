@@ -10,7 +10,7 @@ const run = promisify(execFile);
 // module, check the native binding is not among the loaded shared objects, then load it and check
 // it is (the control that shows the check can see it).
 const SCRIPT = `
-const modules = ['ort-worker-pool', 'ort-component', 'probe-providers', 'shared-pool', 'load-ort'];
+const modules = ['ort-sessions', 'ort-component', 'ort-handler', 'load-ort'];
 const loaded = {};
 for (const name of modules) Object.assign(loaded, await import(new URL('./' + name + '.ts', process.env.ORT_DIR)));
 const binding = () => process.report.getReport().sharedObjects.some((so) => /onnxruntime_binding/.test(so));

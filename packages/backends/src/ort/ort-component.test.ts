@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
-import type { ComponentSpec, TensorData, WeightSet } from '@flowfleet/platform';
+import {
+  ComputePool,
+  type ComponentSpec,
+  type TensorData,
+  type WeightSet,
+} from '@flowfleet/platform';
 import { createOrtComponentBuilder } from './ort-component.js';
-import { OrtWorkerPool } from './ort-worker-pool.js';
+import { OrtSessions } from './ort-sessions.js';
 import { seededFloats, MLP_DIMS, mlpOnnx, mlpWeights } from './test-models.js';
 
 const spec: ComponentSpec = {
@@ -21,17 +26,19 @@ const input = (seed: number, batch = 3): TensorData => ({
 });
 
 describe('ort-cpu component', () => {
-  let pool: OrtWorkerPool;
+  let compute: ComputePool;
+  let pool: OrtSessions;
   const weights: WeightSet = { id: 'mlp/dit@1', tensors: mlpWeights(1) };
 
   beforeAll(async () => {
-    pool = await OrtWorkerPool.create({ threads: 1 });
+    compute = await ComputePool.create({ threads: 1 });
+    pool = await OrtSessions.attach(compute);
   });
   afterAll(async () => {
-    await pool.close();
+    await compute.close();
   });
 
-  const build = () => createOrtComponentBuilder({ pool: async () => pool });
+  const build = () => createOrtComponentBuilder({ sessions: pool });
 
   it('runs eager with weights as inputs, uploading each weight set once', async () => {
     const [before] = await pool.stats();
@@ -104,7 +111,7 @@ describe('ort-cpu component', () => {
     await expect(build()(bare, undefined)).rejects.toMatchObject({
       code: 'BACK_ORT_NO_ONNX_ARTIFACT',
     });
-    const cuda = createOrtComponentBuilder({ provider: 'cuda', pool: async () => pool });
+    const cuda = createOrtComponentBuilder({ provider: 'cuda', sessions: pool });
     const error: unknown = await cuda(spec, undefined).catch((e: unknown) => e);
     expect(isFlowfleetError(error, 'BACK_PROVIDER_UNAVAILABLE')).toBe(true);
     expect((error as Error).message).toMatch(/Failed to load shared library/);

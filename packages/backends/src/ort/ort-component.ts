@@ -12,17 +12,16 @@ import {
   type OnnxArtifacts,
   type OrtComponentSpec,
 } from './onnx-artifacts.js';
-import type { OrtWorkerPool } from './ort-worker-pool.js';
-import { probeExecutionProvider } from './probe-providers.js';
+import type { DeclareOrtCellsOptions } from '../ort-cells.js';
+import type { OrtSessions } from './ort-sessions.js';
 import type { OrtProvider } from './session-options.js';
-import { sharedOrtPool } from './shared-pool.js';
 
-/** Which provider a builder targets and which pool its sessions live in. */
+/** Which provider a builder targets and where its sessions live. */
 export interface OrtComponentBuilderOptions {
   /** Default `cpu`. */
   readonly provider?: OrtProvider;
-  /** Default: the process-wide pool (`sharedOrtPool`). */
-  readonly pool?: () => Promise<OrtWorkerPool>;
+  /** ONNX Runtime on the owner's compute pool (`OrtSessions.attach(pool)`). */
+  readonly sessions: OrtSessions;
 }
 
 /** A component builder as the COMPONENTS registry stores it. */
@@ -39,65 +38,53 @@ interface EagerSession {
 
 /**
  * Makes an `ort-<provider>` component builder. Each component runs the spec's eager graph (one
- * session per spec graph, shared; weights fed as inputs, uploaded once per `WeightSet.id`) and
- * can capture a session specialised to one weight set and fixed dims (weights baked in).
+ * session per spec graph, shared; weights fed as inputs, uploaded once per `WeightSet.id` and
+ * thread) and can capture a session specialised to one weight set and fixed dims (weights baked
+ * in).
  * @throws (from the builder) BACK_ORT_NO_ONNX_ARTIFACT, BACK_PROVIDER_UNAVAILABLE,
- *   BACK_ORT_SESSION_FAILED, BACK_ORT_LOAD_FAILED.
+ *   BACK_ORT_SESSION_FAILED.
  */
 export function createOrtComponentBuilder(
-  options: OrtComponentBuilderOptions = {},
+  options: OrtComponentBuilderOptions,
 ): OrtComponentBuilder {
   const provider = options.provider ?? 'cpu';
-  const getPool = options.pool ?? sharedOrtPool;
-  // One eager session per (pool, spec graph). The graph is identified by the spec's `artifacts`
-  // object rather than `spec.id`: card component ids ('dit') repeat across cards, while every
-  // instance of one card shares that card's artifacts. Keyed by pool too: a closed and
-  // restarted shared pool has none of the old sessions.
-  const eagerSessions = new WeakMap<OrtWorkerPool, WeakMap<object, EagerSession>>();
+  const { sessions } = options;
+  // One eager session per spec graph. The graph is identified by the spec's `artifacts` object
+  // rather than `spec.id`: card component ids ('dit') repeat across cards, while every instance
+  // of one card shares that card's artifacts.
+  const eagerSessions = new WeakMap<object, EagerSession>();
 
-  function acquireEager(
-    pool: OrtWorkerPool,
-    spec: OrtComponentSpec,
-    artifacts: OnnxArtifacts,
-  ): EagerSession {
+  function acquireEager(spec: OrtComponentSpec, artifacts: OnnxArtifacts): EagerSession {
     const graphKey: object = spec.artifacts ?? spec;
-    let byGraph = eagerSessions.get(pool);
-    if (byGraph === undefined) eagerSessions.set(pool, (byGraph = new WeakMap()));
-    let eager = byGraph.get(graphKey);
+    let eager = eagerSessions.get(graphKey);
     if (eager === undefined) {
       const model = artifacts.buildOnnx({ form: 'eager' });
       const created: EagerSession = {
-        sessionId: pool.createSession(model, { provider, replicate: true }),
+        sessionId: sessions.createSession(model, { provider, replicate: true }),
         refs: 0,
       };
       created.sessionId.catch(() => {
-        if (byGraph.get(graphKey) === created) byGraph.delete(graphKey);
+        if (eagerSessions.get(graphKey) === created) eagerSessions.delete(graphKey);
       });
-      byGraph.set(graphKey, created);
+      eagerSessions.set(graphKey, created);
       eager = created;
     }
     eager.refs += 1;
     return eager;
   }
 
-  async function releaseEager(
-    pool: OrtWorkerPool,
-    spec: OrtComponentSpec,
-    eager: EagerSession,
-  ): Promise<void> {
+  async function releaseEager(spec: OrtComponentSpec, eager: EagerSession): Promise<void> {
     eager.refs -= 1;
     if (eager.refs > 0) return;
-    const byGraph = eagerSessions.get(pool);
     const graphKey: object = spec.artifacts ?? spec;
-    if (byGraph?.get(graphKey) === eager) byGraph.delete(graphKey);
-    await pool.releaseSession(await eager.sessionId);
+    if (eagerSessions.get(graphKey) === eager) eagerSessions.delete(graphKey);
+    await sessions.releaseSession(await eager.sessionId);
   }
 
   return async (spec) => {
     const artifacts = onnxArtifactsOf(spec);
-    const pool = await getPool();
     if (provider !== 'cpu') {
-      const probe = await probeExecutionProvider(provider, { pool });
+      const probe = await sessions.probe(provider);
       if (!probe.available) {
         throw new FlowfleetError(
           'BACK_PROVIDER_UNAVAILABLE',
@@ -108,7 +95,7 @@ export function createOrtComponentBuilder(
         );
       }
     }
-    const eager = acquireEager(pool, spec, artifacts);
+    const eager = acquireEager(spec, artifacts);
     let sessionId: string;
     try {
       sessionId = await eager.sessionId;
@@ -116,30 +103,11 @@ export function createOrtComponentBuilder(
       eager.refs -= 1;
       throw error;
     }
-    return new OrtComponent(spec, `ort-${provider}`, provider, pool, artifacts, sessionId, () =>
-      releaseEager(pool, spec, eager),
+    return new OrtComponent(spec, `ort-${provider}`, provider, sessions, artifacts, sessionId, () =>
+      releaseEager(spec, eager),
     );
   };
 }
-
-const sharedBuilders = new Map<OrtProvider, OrtComponentBuilder>();
-
-/**
- * The builder of one provider on the process-wide pool, made once per provider so every cell of
- * that provider shares its eager sessions: `declareOrtCells({builderFor: ortBuilderFor, …})`.
- */
-export function ortBuilderFor(provider: OrtProvider): OrtComponentBuilder {
-  let builder = sharedBuilders.get(provider);
-  if (builder === undefined) {
-    builder = createOrtComponentBuilder({ provider });
-    sharedBuilders.set(provider, builder);
-  }
-  return builder;
-}
-
-/** The `ort-cpu` builder on the process-wide pool. */
-export const buildOrtComponent: OrtComponentBuilder = (spec, instance) =>
-  ortBuilderFor('cpu')(spec, instance);
 
 function dimsOf(inputs: TensorMap): InputDims {
   return Object.fromEntries(Object.entries(inputs).map(([name, tensor]) => [name, tensor.dims]));
@@ -156,7 +124,7 @@ class OrtComponent implements ComponentForward {
     private readonly spec: OrtComponentSpec,
     readonly source: string,
     private readonly provider: OrtProvider,
-    private readonly pool: OrtWorkerPool,
+    private readonly sessions: OrtSessions,
     private readonly artifacts: OnnxArtifacts,
     private readonly eagerSessionId: string,
     private readonly releaseEager: () => Promise<void>,
@@ -166,11 +134,9 @@ class OrtComponent implements ComponentForward {
 
   async run(inputs: TensorMap, weights: WeightSet): Promise<Record<string, TensorData>> {
     this.assertLive();
-    // A no-op after the first upload of this id (the pool dedupes), so every run can ask.
-    await this.pool.uploadWeights(weights.id, weights.tensors);
     this.uploaded.add(weights.id);
     const feeds = { ...this.eagerInputsFor(dimsOf(inputs)), ...inputs };
-    return this.pool.run(this.eagerSessionId, feeds, { weightsId: weights.id });
+    return this.sessions.run(this.eagerSessionId, feeds, { weights });
   }
 
   async capture(
@@ -184,16 +150,16 @@ class OrtComponent implements ComponentForward {
       dims: inputDims,
       ...this.artifacts.capturedDims(inputDims),
     });
-    const sessionId = await this.pool.createSession(model, { provider: this.provider });
-    const { pool, captured } = this;
+    const sessionId = await this.sessions.createSession(model, { provider: this.provider });
+    const { sessions, captured } = this;
     let released: Promise<void> | undefined;
     const forward: CapturedForward = {
       bytesHeld: model.byteLength,
-      run: (inputs) => pool.run(sessionId, inputs),
+      run: (inputs) => sessions.run(sessionId, inputs),
       dispose: () => {
         released ??= (async () => {
           captured.delete(forward);
-          await pool.releaseSession(sessionId);
+          await sessions.releaseSession(sessionId);
         })();
         return released;
       },
@@ -204,14 +170,14 @@ class OrtComponent implements ComponentForward {
 
   async releaseWeights(weightsId: string): Promise<void> {
     this.uploaded.delete(weightsId);
-    await this.pool.releaseWeights(weightsId);
+    await this.sessions.releaseWeights(weightsId);
   }
 
   dispose(): Promise<void> {
     this.disposing ??= (async () => {
       const steps = [
         ...[...this.captured].map((forward) => forward.dispose()),
-        ...[...this.uploaded].map((id) => this.pool.releaseWeights(id)),
+        ...[...this.uploaded].map((id) => this.sessions.releaseWeights(id)),
         this.releaseEager(),
       ];
       this.uploaded.clear();
@@ -245,4 +211,17 @@ class OrtComponent implements ComponentForward {
       );
     }
   }
+}
+
+/**
+ * What `declareOrtCells` needs to build on `sessions`: one builder per provider (each shares its
+ * eager sessions among the components it builds) and the cached provider probes.
+ */
+export function ortCellWiring(
+  sessions: OrtSessions,
+): Pick<DeclareOrtCellsOptions, 'builderFor' | 'cachedProbe'> {
+  return {
+    builderFor: (provider) => createOrtComponentBuilder({ provider, sessions }),
+    cachedProbe: (provider) => sessions.cachedProbe(provider),
+  };
 }

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
 import { gaussianNoise } from '@flowfleet/numerics';
-import { createPlatform } from '@flowfleet/platform';
+import { ComputePool, createPlatform } from '@flowfleet/platform';
 import type { ComponentForward, WeightSet } from '@flowfleet/platform';
 import { createComponentRegistry, createKernelRegistry } from '@flowfleet/registry';
 import { initWeights } from '../init-weights.js';
@@ -22,9 +22,17 @@ function sameBits(a: ArrayBufferView, b: ArrayBufferView): boolean {
 const ditWeights: WeightSet = { id: 'dit@0', tensors: initWeights(WAN21_MINI, 1, 'dit') };
 const teWeights: WeightSet = { id: 'te@0', tensors: initWeights(WAN21_MINI, 1, 'text_encoder') };
 
+let pool: ComputePool;
+beforeAll(async () => {
+  pool = await ComputePool.create();
+});
+afterAll(async () => {
+  await pool.close();
+});
+
 async function build(id: 'dit' | 'text_encoder'): Promise<ComponentForward> {
   const spec = wan21MiniCard.components.find((c) => c.id === id)!;
-  return spec.factory(spec, undefined);
+  return spec.factory(spec, undefined, { pool });
 }
 
 describe('wan21MiniCard', () => {
@@ -66,6 +74,7 @@ describe('wan21MiniCard', () => {
       facts: { device: 'cpu', arch: 'generic', features: [] },
       kernels: createKernelRegistry(),
       components: createComponentRegistry(),
+      pool,
     });
     const spec = wan21MiniCard.components[0]!;
     const built = await platform.buildComponent<unknown, ComponentForward>(spec, undefined);

@@ -1,3 +1,4 @@
+import { FlowfleetError } from '@flowfleet/errors';
 import type {
   ComponentForward,
   ComponentSpec,
@@ -6,8 +7,6 @@ import type {
   WeightSet,
 } from '@flowfleet/platform';
 import type { DitWorkspaceSlot } from '../reference/dit-forward.js';
-import type { ReferenceWorkerPool } from '../reference-worker/reference-worker-pool.js';
-import { sharedReferencePool } from '../reference-worker/shared-reference-pool.js';
 import type { Wan21Config } from '../wan21-config.js';
 import { CPU_REFERENCE_SOURCE } from './reference-source.js';
 import { runReferenceForward, type ReferenceKind } from './reference-forward.js';
@@ -22,12 +21,11 @@ export type ReferencePlacement = 'worker' | 'caller';
 /** Options of the reference factories. */
 export interface ReferenceFactoryOptions {
   /**
-   * `worker` (default): in a worker_threads pool, so the event loop stays free (DESIGN.md §3);
-   * `caller`: on the calling thread (blocks it for the whole forward; for tests and tools).
+   * `worker` (default): in the compute pool the platform hands the factory (`createPlatform({
+   * pool})`), so the event loop stays free (DESIGN.md §3); `caller`: on the calling thread
+   * (blocks it for the whole forward; for tests and tools).
    */
   readonly placement?: ReferencePlacement;
-  /** The pool of the `worker` placement (default: the process-wide `sharedReferencePool`). */
-  readonly pool?: () => Promise<ReferenceWorkerPool>;
 }
 
 /** A reference component on the calling thread; keeps the workspace of the last input sizes. */
@@ -51,14 +49,24 @@ function createReferenceFactory(
   options: ReferenceFactoryOptions,
 ): ComponentFactory {
   if (options.placement === 'caller') return () => inThreadComponent(kind, config);
-  const pool = options.pool ?? sharedReferencePool;
-  return () => new WorkerReferenceComponent(kind, config, pool);
+  return (spec, _instance, context) => {
+    const pool = context?.pool;
+    if (pool === undefined) {
+      throw new FlowfleetError(
+        'MODEL_NO_COMPUTE_POOL',
+        `the TS reference ${kind} '${spec.id}' runs in a compute pool, and the platform has none (createPlatform({ pool }))`,
+        { details: { component: spec.id, kind } },
+      );
+    }
+    return new WorkerReferenceComponent(kind, config, pool);
+  };
 }
 
 /**
  * Factory of the TS reference DiT: inputs `latent` [B,C,F,H,W] f32, `timestep` [B] f32, `context`
- * [B,L,textDim] f32 → `velocity` [B,C,F,H,W] f32. By default the forward runs in the reference
- * worker pool and the component can `capture` (a workspace pinned in the worker).
+ * [B,L,textDim] f32 → `velocity` [B,C,F,H,W] f32. By default the forward runs in the platform's
+ * compute pool and the component can `capture` (a workspace pinned in a thread).
+ * @throws (from the factory) MODEL_NO_COMPUTE_POOL when the platform has no compute pool.
  */
 export function createDitReferenceFactory(
   config: Wan21Config,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { FlowfleetError } from '@flowfleet/errors';
 import type {
   CapturedForward,
@@ -6,48 +7,47 @@ import type {
   TensorMap,
   WeightSet,
 } from '@flowfleet/platform';
-import type { ReferenceWorkerPool } from '../reference-worker/reference-worker-pool.js';
+import type { ComputePool } from '@flowfleet/platform';
+import { ReferenceCompute } from '../reference-worker/reference-compute.js';
 import type { Wan21Config } from '../wan21-config.js';
 import { checkCaptureDims, checkReferenceInputs, type ReferenceKind } from './reference-forward.js';
 import { CPU_REFERENCE_SOURCE } from './reference-source.js';
 
 type InputDims = Readonly<Record<string, readonly number[]>>;
 
-let nextComponent = 1;
-
 function sameDims(a: readonly number[], b: readonly number[] | undefined): boolean {
   return b !== undefined && a.length === b.length && a.every((d, i) => d === b[i]);
 }
 
 /**
- * A TS reference component whose forwards run in a `ReferenceWorkerPool` (DESIGN.md §3): `run`
- * uploads the weight set once per id and reuses this component's workspace in the worker;
- * `capture` pins a workspace for fixed dims and the weights in the worker (the TS backend's
+ * A TS reference component whose forwards run in the platform's compute pool (DESIGN.md §3):
+ * `run` uploads the weight set once per id and thread and reuses this component's workspace
+ * there; `capture` pins a workspace for fixed dims and the weights in a thread (the TS backend's
  * captured graph). Inputs are checked here first, so a bad call never crosses the thread.
  */
 export class WorkerReferenceComponent implements ComponentForward {
   readonly source = CPU_REFERENCE_SOURCE;
-  readonly #workspaceKey = `reference-component-${nextComponent++}`;
+  readonly #workspaceKey = `reference-component-${randomUUID()}`;
   readonly #captured = new Set<CapturedForward>();
   readonly #uploaded = new Set<string>();
-  #pool: Promise<ReferenceWorkerPool> | undefined;
+  #compute: Promise<ReferenceCompute> | undefined;
   #disposing: Promise<void> | undefined;
 
   constructor(
     readonly kind: ReferenceKind,
     private readonly config: Wan21Config,
-    private readonly getPool: () => Promise<ReferenceWorkerPool>,
+    private readonly pool: ComputePool,
   ) {}
 
   /**
    * One forward in a worker thread; the caller's input arrays are copied, never detached.
-   * @throws MODEL_INPUT_INVALID, MODEL_WEIGHTS_MISMATCH, MODEL_REFERENCE_WORKER_EXITED,
-   *   MODEL_REFERENCE_POOL_CLOSED, MODEL_COMPONENT_DISPOSED.
+   * @throws MODEL_INPUT_INVALID, MODEL_WEIGHTS_MISMATCH, PLAT_COMPUTE_THREAD_EXITED,
+   *   PLAT_COMPUTE_POOL_CLOSED, MODEL_COMPONENT_DISPOSED.
    */
   async run(inputs: TensorMap, weights: WeightSet): Promise<Record<string, TensorData>> {
     this.#assertLive();
     checkReferenceInputs(this.kind, this.config, inputs);
-    const pool = await this.#poolStarted();
+    const pool = await this.#attached();
     this.#uploaded.add(weights.id);
     return pool.forward({
       kind: this.kind,
@@ -66,7 +66,7 @@ export class WorkerReferenceComponent implements ComponentForward {
   async capture(weights: WeightSet, inputDims: InputDims): Promise<CapturedForward> {
     this.#assertLive();
     checkCaptureDims(this.kind, this.config, inputDims);
-    const pool = await this.#poolStarted();
+    const pool = await this.#attached();
     const dims: InputDims = Object.fromEntries(
       Object.entries(inputDims).map(([name, d]) => [name, [...d]]),
     );
@@ -109,18 +109,18 @@ export class WorkerReferenceComponent implements ComponentForward {
   /** Drops the weight set from the workers (a no-op when this component never ran). */
   async releaseWeights(weightsId: string): Promise<void> {
     this.#uploaded.delete(weightsId);
-    const pool = await this.#pool?.catch(() => undefined);
-    await pool?.releaseWeights(weightsId);
+    const compute = await this.#compute?.catch(() => undefined);
+    await compute?.releaseWeights(weightsId);
   }
 
   /** Disposes its captured forwards, its workspace and the weights it uploaded; idempotent. */
   dispose(): Promise<void> {
     this.#disposing ??= (async () => {
-      const pool = await this.#pool?.catch(() => undefined);
+      const compute = await this.#compute?.catch(() => undefined);
       const steps = [...this.#captured].map((forward) => forward.dispose());
-      if (pool !== undefined) {
-        steps.push(pool.releaseWorkspace(this.#workspaceKey));
-        steps.push(...[...this.#uploaded].map((id) => pool.releaseWeights(id)));
+      if (compute !== undefined) {
+        steps.push(compute.releaseWorkspace(this.#workspaceKey));
+        steps.push(...[...this.#uploaded].map((id) => compute.releaseWeights(id)));
       }
       this.#uploaded.clear();
       const failed = (await Promise.allSettled(steps)).find((r) => r.status === 'rejected');
@@ -129,13 +129,13 @@ export class WorkerReferenceComponent implements ComponentForward {
     return this.#disposing;
   }
 
-  #poolStarted(): Promise<ReferenceWorkerPool> {
-    const started = (this.#pool ??= this.getPool());
-    // A failed start is not kept: the next call asks the pool getter again.
-    started.catch(() => {
-      if (this.#pool === started) this.#pool = undefined;
+  /** The reference handler on the pool, loaded on first use (a failed load is tried again). */
+  #attached(): Promise<ReferenceCompute> {
+    const attached = (this.#compute ??= ReferenceCompute.attach(this.pool));
+    attached.catch(() => {
+      if (this.#compute === attached) this.#compute = undefined;
     });
-    return started;
+    return attached;
   }
 
   #assertLive(): void {

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
 import { gaussianNoise } from '@flowfleet/numerics';
-import type { ComponentForward, TensorMap, WeightSet } from '@flowfleet/platform';
+import {
+  ComputePool,
+  type ComponentForward,
+  type TensorMap,
+  type WeightSet,
+} from '@flowfleet/platform';
 import {
   createDitReferenceFactory,
   createTextEncoderReferenceFactory,
@@ -12,7 +17,7 @@ import { DitWorkspace, ditWorkspaceShape } from '../reference/dit-workspace.js';
 import { textEncoderForward } from '../reference/text-encoder-forward.js';
 import { tokenize } from '../tokenize.js';
 import { WAN21_MINI } from '../wan21-config.js';
-import { ReferenceWorkerPool } from './reference-worker-pool.js';
+import { ReferenceCompute } from './reference-compute.js';
 
 const config = WAN21_MINI;
 const dit1: WeightSet = { id: 'dit@1', tensors: initWeights(config, 1, 'dit') };
@@ -61,27 +66,30 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
   return 'no error';
 }
 
-describe('TS reference components in a worker pool', () => {
-  let pool: ReferenceWorkerPool;
+const specOf = (kind: string) => ({ id: kind, kind, factory: () => undefined as never });
+
+describe('TS reference components in the compute pool', () => {
+  let compute: ComputePool;
+  let pool: ReferenceCompute;
   const open: ComponentForward[] = [];
   const build = async (kind: 'dit' | 'text_encoder', placement: 'worker' | 'caller' = 'worker') => {
     const factory = (
       kind === 'dit' ? createDitReferenceFactory : createTextEncoderReferenceFactory
-    )(config, { placement, pool: async () => pool });
-    const component = (await factory(
-      { id: kind, kind, factory: () => undefined as never },
-      undefined,
-    )) as ComponentForward;
+    )(config, { placement });
+    const component = (await factory(specOf(kind), undefined, {
+      pool: compute,
+    })) as ComponentForward;
     open.push(component);
     return component;
   };
 
   beforeAll(async () => {
-    pool = await ReferenceWorkerPool.create({ threads: 1 });
+    compute = await ComputePool.create({ threads: 1 });
+    pool = await ReferenceCompute.attach(compute);
   });
   afterAll(async () => {
     await Promise.all(open.map((c) => c.dispose()));
-    await pool.close();
+    await compute.close();
   });
 
   it('gives the same bits as the in-thread forward, eager and captured', async () => {
@@ -169,15 +177,15 @@ describe('TS reference components in a worker pool', () => {
     expect((error as { details: { missing: string[] } }).details.missing.length).toBeGreaterThan(0);
   });
 
-  it('rejects calls in flight when a worker dies, then recovers on a replacement', async () => {
+  it('rejects calls in flight when a thread dies, then recovers on a replacement', async () => {
     const dit = await build('dit');
     const inputs = ditInputs(9);
     const captured = await dit.capture!(dit1, dimsOf(inputs));
-    pool.exitWorkerForTesting(0);
+    compute.exitThreadForTesting(0);
     const inFlight = [dit.run(inputs, dit1), captured.run(inputs)];
     expect(await Promise.all(inFlight.map(codeOf))).toEqual([
-      'MODEL_REFERENCE_WORKER_EXITED',
-      'MODEL_REFERENCE_WORKER_EXITED',
+      'PLAT_COMPUTE_THREAD_EXITED',
+      'PLAT_COMPUTE_THREAD_EXITED',
     ]);
     const expected = direct(inputs, dit1);
     // The replacement gets the weights again and the captured forward is re-materialised.
@@ -188,18 +196,19 @@ describe('TS reference components in a worker pool', () => {
     await captured.dispose();
   });
 
-  it('refuses use after dispose and after the pool is closed', async () => {
+  it('refuses use after dispose, after the pool is closed, and without a pool', async () => {
     const dit = await build('dit');
     await dit.dispose();
     expect(await codeOf(dit.run(ditInputs(1), dit1))).toBe('MODEL_COMPONENT_DISPOSED');
-    const own = await ReferenceWorkerPool.create();
-    const late = (await createDitReferenceFactory(config, { pool: async () => own })(
-      { id: 'dit', kind: 'dit', factory: () => undefined as never },
-      undefined,
-    )) as ComponentForward;
+    const own = await ComputePool.create();
+    const late = (await createDitReferenceFactory(config)(specOf('dit'), undefined, {
+      pool: own,
+    })) as ComponentForward;
     await own.close();
     await own.close();
-    expect(await codeOf(late.run(ditInputs(1), dit1))).toBe('MODEL_REFERENCE_POOL_CLOSED');
+    expect(await codeOf(late.run(ditInputs(1), dit1))).toBe('PLAT_COMPUTE_POOL_CLOSED');
     await late.dispose();
+    const orphan = async () => createDitReferenceFactory(config)(specOf('dit'), undefined);
+    expect(await codeOf(orphan())).toBe('MODEL_NO_COMPUTE_POOL');
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
-import type { TensorData } from '@flowfleet/platform';
-import { OrtWorkerPool } from './ort-worker-pool.js';
+import { ComputePool, type TensorData } from '@flowfleet/platform';
+import { OrtSessions } from './ort-sessions.js';
 import { PROBE_MODEL_BYTES } from './probe-model.js';
 import {
   addModel,
@@ -28,14 +28,16 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
   throw new Error('expected a rejection');
 }
 
-describe('OrtWorkerPool', () => {
-  let pool: OrtWorkerPool;
+describe('OrtSessions', () => {
+  let compute: ComputePool;
+  let pool: OrtSessions;
 
   beforeAll(async () => {
-    pool = await OrtWorkerPool.create({ threads: 1 });
+    compute = await ComputePool.create({ threads: 1 });
+    pool = await OrtSessions.attach(compute);
   });
   afterAll(async () => {
-    await pool.close();
+    await compute.close();
   });
 
   it('runs a model in a worker and returns correct values', async () => {
@@ -75,27 +77,48 @@ describe('OrtWorkerPool', () => {
 
   it('uploads a weight set once and reuses it across runs', async () => {
     const session = await pool.createSession(mlpOnnx({ form: 'eager' }), { replicate: true });
-    const weights = mlpWeights(7);
+    const weights = { id: 'mlp@1', tensors: mlpWeights(7) };
     const [before] = await pool.stats();
-    await pool.uploadWeights('mlp@1', weights);
-    await pool.uploadWeights('mlp@1', weights);
     const x: TensorData = {
       dtype: 'float32',
       dims: [2, MLP_DIMS.in],
       data: seededFloats(3, 2 * MLP_DIMS.in),
     };
-    const first = await pool.run(session, { x }, { weightsId: 'mlp@1' });
+    const first = await pool.run(session, { x }, { weights });
     for (let i = 0; i < 4; i++) {
-      const again = await pool.run(session, { x }, { weightsId: 'mlp@1' });
+      const again = await pool.run(session, { x }, { weights });
       expect(again['y']?.data).toEqual(first['y']?.data);
     }
     const [after] = await pool.stats();
     expect(after!.weightUploads - before!.weightUploads).toBe(1);
+    expect(after!.weightSetsLive - before!.weightSetsLive).toBe(1);
     expect(after!.runs - before!.runs).toBe(5);
     await pool.releaseWeights('mlp@1');
-    expect(await codeOf(pool.run(session, { x }, { weightsId: 'mlp@1' }))).toBe(
-      'BACK_ORT_UNKNOWN_WEIGHTS',
-    );
+    const [released] = await pool.stats();
+    expect(released!.weightSetsLive).toBe(before!.weightSetsLive);
+    // A run after the release uploads the set again.
+    const again = await pool.run(session, { x }, { weights });
+    expect(again['y']?.data).toEqual(first['y']?.data);
+    expect((await pool.stats())[0]!.weightUploads - after!.weightUploads).toBe(1);
+    await pool.releaseWeights('mlp@1');
+  });
+
+  it('probes cpu available and cuda/webgpu unavailable here, with the real reason, once', async () => {
+    expect(pool.cachedProbe('cuda')).toBeUndefined();
+    const probes = await pool.probeAll();
+    console.info(JSON.stringify(probes, null, 2));
+    expect(probes.cpu.available).toBe(true);
+    expect(probes.cpu.bundled).toBe(true);
+    // This machine kind has no GPU: the npm package does not ship the CUDA provider library, and
+    // the bundled WebGPU provider finds no adapter.
+    expect(probes.cuda.available).toBe(false);
+    expect(probes.cuda.bundled).toBe(false);
+    expect(probes.cuda.reason).toMatch(/Failed to load shared library/);
+    expect(probes.webgpu.available).toBe(false);
+    expect(probes.webgpu.reason).toMatch(/adapter/i);
+    // Cached: probing again does not re-run.
+    expect(pool.cachedProbe('cuda')).toEqual(probes.cuda);
+    expect(await pool.probe('webgpu')).toBe(probes.webgpu);
   });
 
   it('reports runtime failures as coded errors carrying the runtime message', async () => {
@@ -118,35 +141,37 @@ describe('OrtWorkerPool', () => {
   });
 });
 
-describe('OrtWorkerPool faults and shutdown', () => {
-  it('rejects the calls in flight with a coded error when a worker dies, then recovers', async () => {
-    const pool = await OrtWorkerPool.create({ threads: 1 });
+describe('OrtSessions faults and shutdown', () => {
+  it('rejects the calls in flight with a coded error when a thread dies, then recovers', async () => {
+    const compute = await ComputePool.create({ threads: 1 });
+    const pool = await OrtSessions.attach(compute);
     try {
       const shared = await pool.createSession(addModel(), { replicate: true });
       const pinned = await pool.createSession(addModel());
       const inFlight = [1, 2, 3].map((v) => pool.run(shared, { a: f32([v]), b: f32([v]) }));
-      pool.exitWorkerForTesting(0, 70);
+      compute.exitThreadForTesting(0, 70);
       const settled = await Promise.allSettled(inFlight);
       for (const result of settled) {
         expect(result.status).toBe('rejected');
         const reason = (result as PromiseRejectedResult).reason as unknown;
-        expect(isFlowfleetError(reason, 'BACK_ORT_WORKER_EXITED')).toBe(true);
+        expect(isFlowfleetError(reason, 'PLAT_COMPUTE_THREAD_EXITED')).toBe(true);
         expect(reason).toHaveProperty('details.exitCode', 70);
       }
-      // A replacement worker rebuilds the replicable session on demand; the pinned one died.
+      // The replacement thread has ONNX Runtime loaded again and rebuilds the replicable session
+      // on demand; the pinned one died with its thread.
       const out = await pool.run(shared, { a: f32([2]), b: f32([5]) });
       expect([...(out['y']?.data as Float32Array)]).toEqual([7]);
       expect(await codeOf(pool.run(pinned, { a: f32([1]), b: f32([1]) }))).toBe(
         'BACK_ORT_UNKNOWN_SESSION',
       );
     } finally {
-      await pool.close();
+      await compute.close();
     }
   });
 
-  it('close() is idempotent, terminates every worker, and rejects later calls', async () => {
-    const pool = await OrtWorkerPool.create({ threads: 2 });
-    expect(pool.threads).toBe(2);
+  it('stops with its pool: calls in flight and later calls reject with the pool closed', async () => {
+    const compute = await ComputePool.create({ threads: 2 });
+    const pool = await OrtSessions.attach(compute);
     const session = await pool.createSession(matmulChainModel(256, 8));
     const square: TensorData = {
       dtype: 'float32',
@@ -160,16 +185,13 @@ describe('OrtWorkerPool faults and shutdown', () => {
         (error: unknown) => (isFlowfleetError(error) ? error.code : 'other'),
       ),
     );
-    const first = pool.close();
-    expect(pool.close()).toBe(first);
-    await first;
-    await pool.close();
-    // The forwards queued behind the running one never ran: cut off with BACK_POOL_CLOSED.
-    expect(await outcomes[2]).toBe('BACK_POOL_CLOSED');
+    await compute.close();
+    // The forwards queued behind the running one never ran: cut off with the pool closed.
+    expect(await outcomes[2]).toBe('PLAT_COMPUTE_POOL_CLOSED');
     for (const outcome of await Promise.all(outcomes)) {
-      expect(outcome).toMatch(/^(resolved \d|BACK_POOL_CLOSED)$/);
+      expect(outcome).toMatch(/^(resolved \d|PLAT_COMPUTE_POOL_CLOSED)$/);
     }
-    expect(await codeOf(pool.run(session, {}))).toBe('BACK_POOL_CLOSED');
-    expect(await codeOf(pool.createSession(addModel()))).toBe('BACK_POOL_CLOSED');
+    expect(await codeOf(pool.run(session, {}))).toBe('PLAT_COMPUTE_POOL_CLOSED');
+    expect(await codeOf(pool.createSession(addModel()))).toBe('PLAT_COMPUTE_POOL_CLOSED');
   });
 });
