@@ -87,6 +87,33 @@ describe('FlowfleetClient against a real coordinator', () => {
     expect(bad.code).toBe('PROTO_INVALID_REQUEST');
   });
 
+  it('binds an Idempotency-Key to its request: another request under it is refused, nothing added', async () => {
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-1'));
+    const key = '0b7e9a52-3c1d-4f6e-8a2b-9c0d1e2f3a4b';
+    const first = await trainer.enqueueRollouts(REQUEST, { idempotencyKey: key });
+    // The same key with other seeds (same lane) and with another sampler (another lane).
+    for (const other of [
+      { ...REQUEST, seeds: [7, 8] },
+      { ...REQUEST, sampler: 'ode' as const },
+    ]) {
+      const conflict = await rejection(trainer.enqueueRollouts(other, { idempotencyKey: key }));
+      expect(conflict.code).toBe('API_IDEMPOTENCY_CONFLICT');
+    }
+    const { lanes } = await trainer.lanes();
+    expect(lanes.map((lane) => [lane.lane, lane.backlog])).toEqual([[first.lane, 1]]);
+  });
+
+  it('answers a repeated enqueue with its job even after the capacity that took it has gone', async () => {
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-1'));
+    const key = '5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a';
+    const first = await trainer.enqueueRollouts(REQUEST, { idempotencyKey: key });
+    await fixture.redis.del(`{${fixture.prefix}}:heartbeat:w-1`);
+    const fresh = await rejection(trainer.enqueueRollouts({ ...REQUEST, seeds: [3] }));
+    expect(fresh.code).toBe('API_NO_CAPACITY');
+    const again = await trainer.enqueueRollouts(REQUEST, { idempotencyKey: key });
+    expect(again).toMatchObject({ id: first.id, lane: first.lane, eligibleWorkers: 0 });
+  });
+
   it('enqueues a round: one rollout per prompt, in order, sharing the common settings', async () => {
     await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-1'));
     const prompts = ['a fox', 'a cat', 'a crab', 'a heron', 'an owl', 'a moth'];

@@ -137,6 +137,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     weights,
     rollouts: new RolloutService({
       redis,
+      keys,
       limits,
       queues,
       lanes,

@@ -1,4 +1,4 @@
-import { fleetKeys, type FleetKeys } from '@flowfleet/protocol';
+import { fleetKeyPart, fleetKeys, type FleetKeys } from '@flowfleet/protocol';
 
 /** Every Redis key the coordinator touches: the shared fleet layout plus its private keys. */
 export interface CoordinatorKeys extends FleetKeys {
@@ -6,6 +6,8 @@ export interface CoordinatorKeys extends FleetKeys {
   readonly deadWorkers: string;
   /** Set: every component that was ever synced (so metrics need no SCAN). */
   readonly weightComponents: string;
+  /** String with a TTL: the sha256 of the request an enqueue's Idempotency-Key was first sent with. */
+  idempotencyKey(key: string): string;
 }
 
 /**
@@ -18,5 +20,6 @@ export function coordinatorKeys(prefix: string): CoordinatorKeys {
     ...shared,
     deadWorkers: `${shared.tag}:dead-workers`,
     weightComponents: `${shared.tag}:weight-components`,
+    idempotencyKey: (key: string) => `${shared.tag}:idem:${fleetKeyPart('idempotency key', key)}`,
   };
 }

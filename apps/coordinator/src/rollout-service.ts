@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { FlowfleetError } from '@flowfleet/errors';
 import {
+  canonicalJson,
   laneOfJobId,
   rolloutJobFor,
   rolloutRequestSchema,
@@ -10,6 +12,7 @@ import {
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetCapacity } from './fleet-capacity.js';
+import type { CoordinatorKeys } from './keys.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
 import type { WeightRegistry } from './weight-registry.js';
@@ -20,9 +23,13 @@ export const JOB_RETENTION_SECONDS = 7 * 24 * 3600;
 /** BullMQ retry policy: at-least-once, a retried attempt reproduces the same trajectory. */
 export const JOB_ATTEMPTS = 3;
 
+/** How long an Idempotency-Key stays bound to the request it was first sent with. */
+export const IDEMPOTENCY_KEY_TTL_SECONDS = JOB_RETENTION_SECONDS;
+
 /** The collaborators the service needs. */
 export interface RolloutServiceOptions {
   readonly redis: Redis;
+  readonly keys: CoordinatorKeys;
   readonly limits: Limits;
   readonly queues: LaneQueues;
   readonly lanes: LaneRegistry;
@@ -48,17 +55,26 @@ export class RolloutService {
   /**
    * Picks a validated request's lane, checks capacity and enqueues one job. A rejected request
    * changes nothing: no lane record, no job. With an `idempotencyKey` (a lowercase UUID) the job
-   * id carries the key, so the same request sent again adds nothing (BullMQ adds a job id once)
-   * and answers the same job.
+   * id carries the key and the key is bound to the request: the same request sent again adds
+   * nothing (BullMQ adds a job id once) and answers the same job, even if capacity has gone since;
+   * a different request under the same key is refused.
    * @throws FlowfleetError `API_WEIGHT_VERSION_UNAVAILABLE` (a required weight version was never
    * synced), `API_NO_CAPACITY` (no live worker satisfies the requirements and `waitForCapacity`
-   * is false).
+   * is false), `API_IDEMPOTENCY_CONFLICT` (the key was first sent with another request).
    */
   async enqueue(request: RolloutRequest, idempotencyKey?: string): Promise<EnqueuedRollout> {
     // Built from the validated request, the payload passes the workers' job schema by
     // construction (rolloutJobFor's property test); its id names its lane.
     const job = rolloutJobFor(request, new Date(), idempotencyKey);
     const { id, lane, requirements } = job;
+    if (idempotencyKey !== undefined && (await this.#isRepeat(idempotencyKey, request, id))) {
+      return {
+        id,
+        lane,
+        status: 'queued',
+        eligibleWorkers: await this.#eligible(lane, requirements),
+      };
+    }
     const [unmet, capacity] = await Promise.all([
       this.#options.weights.unavailable(request.weights),
       this.#options.capacity.check(lane, requirements),
@@ -95,6 +111,40 @@ export class RolloutService {
     ]);
     logger.info({ jobId: id, lane, eligibleWorkers: capacity.eligible }, 'enqueued a rollout');
     return { id, lane, status: 'queued', eligibleWorkers: capacity.eligible };
+  }
+
+  /**
+   * Binds `key` to this request on first use (SET NX, with a TTL). True when the key was already
+   * bound to the same request and its job exists, so the enqueue is a retry of one that landed.
+   * @throws FlowfleetError API_IDEMPOTENCY_CONFLICT when the key is bound to another request
+   */
+  async #isRepeat(key: string, request: RolloutRequest, id: string): Promise<boolean> {
+    const { redis, keys } = this.#options;
+    const digest = createHash('sha256').update(canonicalJson(request)).digest('hex');
+    const redisKey = keys.idempotencyKey(key);
+    const claimed = await redis.set(redisKey, digest, 'EX', IDEMPOTENCY_KEY_TTL_SECONDS, 'NX');
+    if (claimed === 'OK') return false;
+    const bound = await redis.get(redisKey);
+    // Expired between the two calls: the key is free again; the add below is still idempotent.
+    if (bound === null) return false;
+    if (bound !== digest) {
+      throw new FlowfleetError(
+        'API_IDEMPOTENCY_CONFLICT',
+        `Idempotency-Key ${key} was first sent with a different rollout request; nothing was enqueued`,
+        { details: { idempotencyKey: key } },
+      );
+    }
+    // Bound to this request, but the first attempt may have been refused (no capacity) or cut
+    // before its add: then this one enqueues as usual, under the same job id.
+    return this.exists(id);
+  }
+
+  /** Live workers that satisfy `requirements` now (for the answer to a repeated enqueue). */
+  async #eligible(
+    lane: string,
+    requirements: Parameters<FleetCapacity['check']>[1],
+  ): Promise<number> {
+    return (await this.#options.capacity.check(lane, requirements)).eligible;
   }
 
   /**

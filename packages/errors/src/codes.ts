@@ -197,6 +197,12 @@ export const ERROR_CODES = {
     summary:
       'A rollout requires a weight version that was never synced or that no live worker could load.',
   },
+  API_IDEMPOTENCY_CONFLICT: {
+    source: 'coordinator',
+    httpStatus: 409,
+    summary:
+      'The Idempotency-Key was first sent with a different rollout request; a key names one request, and nothing was enqueued.',
+  },
   API_RESULT_CONFLICT: {
     source: 'coordinator',
     httpStatus: 409,

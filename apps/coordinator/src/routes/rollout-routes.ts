@@ -41,6 +41,7 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
         bodyError: 'PROTO_INVALID_REQUEST',
         errors: [
           'API_NO_CAPACITY',
+          'API_IDEMPOTENCY_CONFLICT',
           'API_WEIGHT_VERSION_UNAVAILABLE',
           'API_BODY_TOO_LARGE',
           'API_INVALID_JSON',
