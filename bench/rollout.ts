@@ -108,6 +108,7 @@ async function main(): Promise<void> {
   const components = createComponentRegistry();
   declareOrtCells({
     registries: { components },
+    kinds: card.components.map((c) => c.kind),
     builderFor: (provider) => createOrtComponentBuilder({ provider, pool: async () => pool }),
   });
   const ort = await ModelInstance.create({ card, platform: platformWith(components), weights });

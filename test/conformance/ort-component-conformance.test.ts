@@ -31,6 +31,7 @@ const poolOnce = (() => {
 })();
 declareOrtCells({
   registries: { components },
+  kinds: card.components.map((c) => c.kind),
   builderFor: (provider: OrtCellProvider) =>
     createOrtComponentBuilder({ provider, pool: poolOnce }),
 });

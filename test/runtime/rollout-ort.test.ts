@@ -15,6 +15,7 @@ beforeAll(async () => {
   const components = createComponentRegistry();
   declareOrtCells({
     registries: { components },
+    kinds: card.components.map((c) => c.kind),
     builderFor: (provider) => createOrtComponentBuilder({ provider, pool: async () => pool }),
   });
   instance = await ModelInstance.create({

@@ -23,6 +23,8 @@ export { versionStatus } from './weight-registry.js';
 export type { VersionReport, VersionStatus, WeightReport } from './weight-registry.js';
 export { JOB_ATTEMPTS, JOB_RETENTION_SECONDS } from './rollout-service.js';
 export type { EnqueuedRollout } from './rollout-service.js';
+export { admitRolloutRequest } from './rollout-admission.js';
+export type { AdmittedRollout } from './rollout-admission.js';
 export { FleetCapacity, judgeWorkers } from './fleet-capacity.js';
 export type { CapacityCheck, WorkerVerdict } from './fleet-capacity.js';
 export { COORDINATOR_VERSION } from './version.js';

@@ -1,17 +1,12 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import {
-  laneOfJobId,
-  parseOrThrow,
-  rolloutJobFor,
-  rolloutRequestSchema,
-  type Limits,
-  type RolloutRequest,
-} from '@flowfleet/protocol';
+import type { CardRegistry } from '@flowfleet/models';
+import { laneOfJobId, rolloutJobFor, rolloutRequestSchema, type Limits } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetCapacity } from './fleet-capacity.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
+import { admitRolloutRequest } from './rollout-admission.js';
 import type { WeightRegistry } from './weight-registry.js';
 
 /** What `POST /v1/rollouts` answers. */
@@ -33,6 +28,8 @@ export const JOB_ATTEMPTS = 3;
 export interface RolloutServiceOptions {
   readonly redis: Redis;
   readonly limits: Limits;
+  /** The model cards whose request rules run at the edge and derive the requirements. */
+  readonly cards: CardRegistry;
   readonly queues: LaneQueues;
   readonly lanes: LaneRegistry;
   readonly capacity: FleetCapacity;
@@ -53,20 +50,21 @@ export class RolloutService {
   /**
    * Validates a request, picks its lane, checks capacity and enqueues one job. A rejected
    * request changes nothing: no lane record, no job.
-   * @throws FlowfleetError `PROTO_INVALID_REQUEST` (schema, limits), `API_WEIGHT_VERSION_UNAVAILABLE`
+   * @throws FlowfleetError `PROTO_INVALID_REQUEST` (schema, limits), `MODEL_UNKNOWN_CARD`,
+   * `MODEL_INVALID_REQUEST` (the card's own rules, the ones the worker runs),
+   * `API_WEIGHT_VERSION_UNAVAILABLE`
    * (a required weight version was never synced), `API_NO_CAPACITY` (no live worker satisfies the
    * requirements and `waitForCapacity` is false).
    */
   async enqueue(body: unknown): Promise<EnqueuedRollout> {
-    const request: RolloutRequest = parseOrThrow(
-      this.#requestSchema,
+    const { request, capabilities } = admitRolloutRequest(
       body,
-      'PROTO_INVALID_REQUEST',
-      'rollout request',
+      this.#requestSchema,
+      this.#options.cards,
     );
     // Built from the validated request, the payload passes the workers' job schema by
     // construction (rolloutJobFor's property test); its id names its lane.
-    const job = rolloutJobFor(request);
+    const job = rolloutJobFor(request, capabilities);
     const { id, lane, requirements } = job;
     const [unmet, capacity] = await Promise.all([
       this.#options.weights.unavailable(request.weights),

@@ -42,6 +42,8 @@ export interface BackendSetupOptions {
   readonly backend: BackendChoice;
   readonly facts?: PlatformFacts;
   readonly extraKernels: readonly ExtraKernel[];
+  /** The component kinds of the cards served (ONNX Runtime cells are declared for these). */
+  readonly componentKinds: readonly string[];
   readonly ortThreads: number;
   readonly ortIntraOpThreads: number;
   /** Threads of the TS reference pool (the card factories' forwards). */
@@ -98,6 +100,7 @@ export async function setUpBackends(options: BackendSetupOptions): Promise<Worke
     // Declared only after a successful probe, so the cells' predicates read real answers.
     declareOrtCells({
       registries: { components },
+      kinds: options.componentKinds,
       builderFor: ortBuilderFor,
       cachedProbe: cachedProviderProbe,
     });

@@ -118,6 +118,7 @@ class FleetWorker implements FlowfleetWorker {
       backend: options.backend,
       ...(options.platformFacts === undefined ? {} : { facts: options.platformFacts }),
       extraKernels: options.extraKernels,
+      componentKinds: options.cards.componentKinds(),
       ortThreads: options.ortThreads,
       ortIntraOpThreads: options.ortIntraOpThreads,
       referenceThreads: options.concurrency,

@@ -1,4 +1,4 @@
-import { closeSharedReferencePool } from '@flowfleet/models';
+import { closeSharedReferencePool, DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
 import { RolloutSummarySchema, rolloutRequestSchema } from '@flowfleet/protocol';
 import { readRolloutResult, runRollout } from '@flowfleet/runtime';
 import { pino } from 'pino';
@@ -15,12 +15,13 @@ beforeAll(async () => {
     backend: 'cpu',
     facts,
     extraKernels: [],
+    componentKinds: DEFAULT_CARD_REGISTRY.componentKinds(),
     ortThreads: 1,
     ortIntraOpThreads: 1,
     referenceThreads: 1,
     logger: pino({ level: 'silent' }),
   });
-  host = await ModelHost.create(['wan21-mini'], platform, 'unit');
+  host = await ModelHost.create(['wan21-mini'], platform, 'unit', DEFAULT_CARD_REGISTRY);
 });
 
 afterAll(async () => {

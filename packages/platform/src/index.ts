@@ -56,11 +56,5 @@ export type {
   WorkerSlotOptions,
   WorkerSlotRequest,
 } from './worker-threads/worker-slot.js';
-export { COMPONENT_KINDS, DEVICES, isDevice, SOLVER_OPS } from './platform-types.js';
-export type {
-  ComponentKind,
-  ComponentSpec,
-  Device,
-  PlatformFacts,
-  SolverOp,
-} from './platform-types.js';
+export { DEVICES, isDevice, SOLVER_OP, SOLVER_OPS } from './platform-types.js';
+export type { ComponentSpec, Device, PlatformFacts, SolverOp } from './platform-types.js';
