@@ -65,7 +65,7 @@ export interface WorkerOptions {
   readonly extraKernels?: readonly ExtraKernel[];
   /** Test-only: platform facts instead of detection (for several workers in one process). */
   readonly platformFacts?: PlatformFacts;
-  /** Model cards to load, by id in `cards` (default `['wan21-mini']`). */
+  /** Model cards to load, by id in `cards` (default: every card in `cards`). */
   readonly models?: readonly string[];
   /** The cards `models` names (default: the shipped cards, `DEFAULT_CARD_REGISTRY`). */
   readonly cards?: CardRegistry;
@@ -126,7 +126,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     ortIntraOpThreads: positive('ortIntraOpThreads', options.ortIntraOpThreads ?? 1),
     extraKernels: options.extraKernels ?? [],
     platformFacts: options.platformFacts,
-    models: options.models ?? ['wan21-mini'],
+    models: options.models ?? (options.cards ?? DEFAULT_CARD_REGISTRY).ids,
     cards: options.cards ?? DEFAULT_CARD_REGISTRY,
     locks,
     drainTimeoutMs: positive(
