@@ -14,7 +14,7 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WAN21_MINI } from '@flowfleet/models';
+import { createCardRegistry, WAN21_MINI } from '@flowfleet/models';
 import { FlowfleetClient } from '@flowfleet/client';
 import {
   laneForRequirements,
@@ -84,13 +84,6 @@ await runBench(async (teardown) => {
   teardown.add('blob dir', async () => rmSync(blobDir, { recursive: true, force: true }));
 
   // Ours: coordinator + workers serving the no-op card; the card and the blob store stamp stages.
-  const coordinator = await startBenchCoordinator(
-    redis.url,
-    benchPrefix('queue'),
-    blobDir,
-    (jobId, file) => clock.stampJob(jobId, file),
-  );
-  teardown.add('coordinator', () => coordinator.close());
   const card = noopCard({
     id: CARD_ID,
     config: WAN21_MINI,
@@ -102,6 +95,15 @@ await runBench(async (teardown) => {
       if (tag !== undefined) clock.stamp(tag, 'started');
     },
   });
+  const cards = createCardRegistry([card]);
+  const coordinator = await startBenchCoordinator(
+    redis.url,
+    benchPrefix('queue'),
+    blobDir,
+    (jobId, file) => clock.stampJob(jobId, file),
+    cards,
+  );
+  teardown.add('coordinator', () => coordinator.close());
   const workers = await startBenchWorkers(WORKERS, {
     redisUrl: redis.url,
     coordinator,
@@ -110,7 +112,7 @@ await runBench(async (teardown) => {
   });
   teardown.add('workers', () => closeWorkers(workers));
   const request = rolloutRequestSchema().parse(body(0));
-  const requirements = requirementsFor(request);
+  const requirements = requirementsFor(request, cards.capabilities(request.model, request));
   const lane = laneForRequirements(requirements);
   const bullPrefix = coordinator.coordinator.services.keys.bullPrefix;
   const laneWatch = await CompletionWatch.open(redis.url, lane, bullPrefix);

@@ -105,7 +105,11 @@ async function main(): Promise<void> {
   // 2. ORT: one instance; eager and captured share the components and weights.
   const sessions = await OrtSessions.attach(pool, { intraOpThreads: Math.min(2, cpus().length) });
   const components = createComponentRegistry();
-  declareOrtCells({ registries: { components }, ...ortCellWiring(sessions) });
+  declareOrtCells({
+    registries: { components },
+    kinds: card.components.map((c) => c.kind),
+    ...ortCellWiring(sessions),
+  });
   const ort = await ModelInstance.create({
     card,
     platform: platformWith(pool, components),

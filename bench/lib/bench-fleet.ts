@@ -9,7 +9,7 @@ import {
   type Coordinator,
   type ResultFile,
 } from '@flowfleet/coordinator';
-import type { ModelCard } from '@flowfleet/models';
+import { createCardRegistry, type CardRegistry, type ModelCard } from '@flowfleet/models';
 import { createWorker, type FlowfleetWorker } from '@flowfleet/worker';
 import { Redis } from 'ioredis';
 
@@ -74,19 +74,22 @@ function observedBlobStore(
 
 /**
  * Starts a coordinator on `redisUrl` under `prefix`, storing blobs in `blobDir` (the default
- * filesystem store; `onResultStored` observes result writes).
+ * filesystem store; `onResultStored` observes result writes), checking requests against `cards`
+ * (default: the shipped cards).
  */
 export async function startBenchCoordinator(
   redisUrl: string,
   prefix: string,
   blobDir: string,
   onResultStored?: (jobId: string, file: ResultFile) => void,
+  cards?: CardRegistry,
 ): Promise<BenchCoordinator> {
   const coordinator = createCoordinator({
     redisUrl,
     prefix,
     tokens: BENCH_TOKENS,
     blobDir,
+    ...(cards === undefined ? {} : { cards }),
     ...(onResultStored === undefined
       ? {}
       : { blobStore: observedBlobStore(blobDir, onResultStored) }),
@@ -143,7 +146,7 @@ export async function startBenchWorkers(
       workerId: `bench-w${i + 1}`,
       prefix: coordinator.prefix,
       backend: 'cpu',
-      cards: [options.card],
+      cards: createCardRegistry([options.card]),
       models: [options.card.id],
       concurrency: options.concurrency,
       drainTimeoutMs: 2_000,

@@ -2,7 +2,7 @@
 // thread): what is left of a rollout is the fleet's own overhead — queue, validation, runtime
 // loop, progress, result upload. `config` still sets the weight shapes, so a weight sync to a
 // worker serving it moves real bytes.
-import type { ModelCard, Wan21Config } from '@flowfleet/models';
+import { createWan21Card, type ModelCard, type Wan21Config } from '@flowfleet/models';
 import type { ComponentForward, TensorData, TensorMap } from '@flowfleet/platform';
 
 /** Called on the forward's thread before it returns (a bench timestamps job starts here). */
@@ -48,35 +48,18 @@ function noopForward(
 }
 
 /** A card with the wan21 structure (dit + text_encoder, the denoise loop) and no-op forwards. */
-export function noopCard({ id, config, onForward }: NoopCardOptions): ModelCard {
-  return Object.freeze({
+export function noopCard({ id, config, onForward }: NoopCardOptions): ModelCard<Wan21Config> {
+  return createWan21Card({
     id,
     config,
-    components: Object.freeze([
-      {
-        id: 'dit',
-        kind: 'dit',
-        factory: () => noopForward('dit', config, onForward),
-        artifacts: {},
-      },
-      {
-        id: 'text_encoder',
-        kind: 'text_encoder',
-        factory: () => noopForward('text_encoder', config, onForward),
-        artifacts: {},
-      },
-    ] as const),
+    factories: {
+      dit: () => noopForward('dit', config, onForward),
+      text_encoder: () => noopForward('text_encoder', config, onForward),
+    },
+    artifacts: { dit: {}, text_encoder: {} },
     // Eager: the no-op components cannot capture, so a breakable loop would only count breaks.
-    loops: Object.freeze([
-      { loopId: 'diffusion_denoise', graphCapture: 'eager', sharedWeightComponents: ['dit'] },
-    ] as const),
-    sampling: Object.freeze({
-      steps: 1,
-      shift: 3,
-      guidanceScale: 4.5,
-      noiseLevel: 0.7,
-      sampler: 'sde',
-    } as const),
-    latent: Object.freeze({ frames: 1, height: 2, width: 2 }),
+    graphCapture: 'eager',
+    sampling: { steps: 1, shift: 3, guidanceScale: 4.5, noiseLevel: 0.7, sampler: 'sde' },
+    latent: { frames: 1, height: 2, width: 2 },
   });
 }

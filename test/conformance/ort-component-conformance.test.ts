@@ -41,6 +41,7 @@ afterAll(async () => {
 const builders = new Map<OrtCellProvider, OrtComponentBuilder>();
 declareOrtCells({
   registries: { components },
+  kinds: card.components.map((c) => c.kind),
   builderFor: (provider: OrtCellProvider) => (spec, instance) => {
     let builder = builders.get(provider);
     if (builder === undefined) {

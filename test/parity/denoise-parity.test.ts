@@ -21,7 +21,11 @@ beforeAll(async () => {
   pool = await ComputePool.create({ threads: 1 });
   const sessions = await OrtSessions.attach(pool, { intraOpThreads: 1 });
   const components = createComponentRegistry();
-  declareOrtCells({ registries: { components }, ...ortCellWiring(sessions) });
+  declareOrtCells({
+    registries: { components },
+    kinds: card.components.map((c) => c.kind),
+    ...ortCellWiring(sessions),
+  });
   ort = await ModelInstance.create({
     card,
     platform: cpuPlatform(pool, components),

@@ -16,7 +16,11 @@ beforeAll(async () => {
   compute = await ComputePool.create({ threads: 1 });
   pool = await OrtSessions.attach(compute, { intraOpThreads: 1 });
   const components = createComponentRegistry();
-  declareOrtCells({ registries: { components }, ...ortCellWiring(pool) });
+  declareOrtCells({
+    registries: { components },
+    kinds: card.components.map((c) => c.kind),
+    ...ortCellWiring(pool),
+  });
   instance = await ModelInstance.create({
     card,
     platform: cpuPlatform(compute, components),

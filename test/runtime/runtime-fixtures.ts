@@ -2,7 +2,7 @@
 // own compute pool, wan21-mini weights as versioned WeightSets, and a ModelInstance on the card's
 // TS reference components.
 import { registerCpuBackend } from '@flowfleet/backends';
-import { initWeights, wan21MiniCard, type ModelCard } from '@flowfleet/models';
+import { initWeights, wan21MiniCard, type ModelCard, type Wan21Config } from '@flowfleet/models';
 import {
   createPlatform,
   type ComputePool,
@@ -17,7 +17,7 @@ import {
 } from '@flowfleet/registry';
 import { ModelInstance, type RolloutRequest } from '@flowfleet/runtime';
 
-export const card: ModelCard = wan21MiniCard;
+export const card: ModelCard<Wan21Config> = wan21MiniCard;
 
 /** A latent shape small enough that a TS reference forward takes a few ms. */
 export const TINY_SHAPE = Object.freeze({ frames: 1, height: 4, width: 4 });

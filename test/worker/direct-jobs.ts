@@ -1,6 +1,7 @@
 // Writes lanes and jobs the way the coordinator does, for lanes the coordinator's API cannot
 // create (requirements with a model-level op) and for announcements the worker must have missed.
 import { coordinatorKeys } from '@flowfleet/coordinator';
+import { DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
 import {
   laneForRequirements,
   newRolloutJobId,
@@ -12,12 +13,17 @@ import {
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 
-/** Requirements of a request body, plus extra ops (a card's model-level ops). */
+/** Requirements of a request body as its card derives them, plus extra (model-level) ops. */
 export function requirementsOf(
   body: Record<string, unknown>,
   extraOps: string[] = [],
 ): Requirements {
-  return requirementsFor(rolloutRequestSchema().parse(body), { ops: extraOps });
+  const request = rolloutRequestSchema().parse(body);
+  const capabilities = DEFAULT_CARD_REGISTRY.capabilities(request.model, request);
+  return requirementsFor(request, {
+    ops: [...capabilities.ops, ...extraOps],
+    componentKinds: capabilities.componentKinds,
+  });
 }
 
 /** Records a lane in the lanes hash; announces it on the lane channel unless `announce` is false. */

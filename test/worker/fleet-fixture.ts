@@ -5,7 +5,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCoordinator, type Coordinator } from '@flowfleet/coordinator';
+import {
+  createCoordinator,
+  type Coordinator,
+  type CoordinatorOptions,
+} from '@flowfleet/coordinator';
 import { JobStatusSchema, type JobStatus } from '@flowfleet/protocol';
 import { createWorker, type FlowfleetWorker, type WorkerOptions } from '@flowfleet/worker';
 import { Redis } from 'ioredis';
@@ -85,12 +89,23 @@ export interface TestFleet {
   close(): Promise<void>;
 }
 
-/** Starts a coordinator on `redisUrl` under a fresh prefix. */
-export async function startTestFleet(redisUrl: string, name: string): Promise<TestFleet> {
+/** Starts a coordinator on `redisUrl` under a fresh prefix (with `coordinator` options, e.g. cards). */
+export async function startTestFleet(
+  redisUrl: string,
+  name: string,
+  coordinatorOverrides: Partial<Pick<CoordinatorOptions, 'cards' | 'limits'>> = {},
+): Promise<TestFleet> {
   const prefix = uniquePrefix(name);
   const blobDir = await mkdtemp(join(tmpdir(), 'flowfleet-fleet-'));
   const build = (): Coordinator =>
-    createCoordinator({ redisUrl, prefix, tokens: TOKENS, blobDir, heartbeatTtlMs: 5_000 });
+    createCoordinator({
+      redisUrl,
+      prefix,
+      tokens: TOKENS,
+      blobDir,
+      heartbeatTtlMs: 5_000,
+      ...coordinatorOverrides,
+    });
   let coordinator = build();
   const url = await coordinator.start(0);
   const port = Number(new URL(url).port);

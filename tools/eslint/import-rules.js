@@ -10,7 +10,7 @@ export const ALLOWED_IMPORTS = {
   'packages/backends': ['errors', 'numerics', 'registry', 'platform'],
   'packages/models': ['errors', 'numerics', 'registry', 'platform'],
   'packages/runtime': ['errors', 'numerics', 'platform', 'models'],
-  'packages/protocol': ['errors'],
+  'packages/protocol': ['errors', 'numerics'],
   'packages/client': ['errors', 'protocol'],
   'apps/worker': [
     'errors',
@@ -23,7 +23,7 @@ export const ALLOWED_IMPORTS = {
     'protocol',
     'client',
   ],
-  'apps/coordinator': ['errors', 'protocol'],
+  'apps/coordinator': ['errors', 'protocol', 'models'],
   'apps/cli': ['errors', 'numerics', 'client', 'models', 'backends', 'protocol'],
 };
 

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { FlowfleetError } from '@flowfleet/errors';
+import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
 import { DEFAULT_LIMITS, FleetLimits, type Limits } from '@flowfleet/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -49,6 +50,8 @@ export interface CoordinatorOptions {
   readonly heartbeatTtlMs?: number;
   /** Another blob store (tests, S3 later); default a FsBlobStore in `blobDir`. */
   readonly blobStore?: BlobStore;
+  /** The model cards requests are checked against (default: the shipped cards). */
+  readonly cards?: CardRegistry;
 }
 
 /** A built coordinator: the fastify app, its route table, and its lifecycle. */
@@ -139,6 +142,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
       redis,
       keys,
       limits,
+      cards: options.cards ?? DEFAULT_CARD_REGISTRY,
       queues,
       lanes,
       capacity: new FleetCapacity({ fleet, redis, keys }),

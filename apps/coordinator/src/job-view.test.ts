@@ -5,6 +5,7 @@ import { jobStateOf, jobViewOf, type JobRecord } from './job-view.js';
 
 const payload = rolloutJobFor(
   RolloutRequestSchema.parse({ model: 'wan21-mini', prompt: 'p', seeds: [1], steps: 8 }),
+  { ops: ['flow_sde_step', 'cfg_combine'], componentKinds: ['dit', 'text_encoder'] },
 );
 const record: JobRecord = { timestamp: 1_000, attemptsMade: 0, progress: { step: 3, steps: 8 } };
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { FlowfleetError } from '@flowfleet/errors';
+import type { CardRegistry } from '@flowfleet/models';
 import {
   canonicalJson,
   laneOfJobId,
@@ -13,6 +14,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetCapacity } from './fleet-capacity.js';
 import type { CoordinatorKeys } from './keys.js';
+import { admitParsedRolloutRequest } from './rollout-admission.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
 import type { WeightRegistry } from './weight-registry.js';
@@ -31,6 +33,8 @@ export interface RolloutServiceOptions {
   readonly redis: Redis;
   readonly keys: CoordinatorKeys;
   readonly limits: Limits;
+  /** The model cards whose request rules run at the edge and derive the requirements. */
+  readonly cards: CardRegistry;
   readonly queues: LaneQueues;
   readonly lanes: LaneRegistry;
   readonly capacity: FleetCapacity;
@@ -57,15 +61,17 @@ export class RolloutService {
    * changes nothing: no lane record, no job. With an `idempotencyKey` (a lowercase UUID) the job
    * id carries the key and the key is bound to the request: the same request sent again adds
    * nothing (BullMQ adds a job id once) and answers the same job, even if capacity has gone since;
-   * a different request under the same key is refused.
-   * @throws FlowfleetError `API_WEIGHT_VERSION_UNAVAILABLE` (a required weight version was never
-   * synced), `API_NO_CAPACITY` (no live worker satisfies the requirements and `waitForCapacity`
+   * a different request under the same key is refused. The card's own request rules (the ones
+   * the worker's runtime runs) decide what it needs from a worker.
+   * @throws FlowfleetError `MODEL_UNKNOWN_CARD`, `MODEL_INVALID_REQUEST` (the card's rules),
+   * `API_WEIGHT_VERSION_UNAVAILABLE` (a required weight version was never synced), `API_NO_CAPACITY` (no live worker satisfies the requirements and `waitForCapacity`
    * is false), `API_IDEMPOTENCY_CONFLICT` (the key was first sent with another request).
    */
   async enqueue(request: RolloutRequest, idempotencyKey?: string): Promise<EnqueuedRollout> {
     // Built from the validated request, the payload passes the workers' job schema by
     // construction (rolloutJobFor's property test); its id names its lane.
-    const job = rolloutJobFor(request, new Date(), idempotencyKey);
+    const { capabilities } = admitParsedRolloutRequest(request, this.#options.cards);
+    const job = rolloutJobFor(request, capabilities, new Date(), idempotencyKey);
     const { id, lane, requirements } = job;
     if (idempotencyKey !== undefined && (await this.#isRepeat(idempotencyKey, request, id))) {
       return {

@@ -40,6 +40,8 @@ export interface BackendSetupOptions {
   readonly extraKernels: readonly ExtraKernel[];
   /** The worker's compute pool (it owns and closes it): ONNX Runtime and the TS reference run there. */
   readonly pool: ComputePool;
+  /** The component kinds of the cards served (ONNX Runtime cells are declared for these). */
+  readonly componentKinds: readonly string[];
   readonly ortIntraOpThreads: number;
   readonly logger: Logger;
 }
@@ -87,7 +89,11 @@ export async function setUpBackends(options: BackendSetupOptions): Promise<Worke
   }
   if (ort !== undefined) {
     // Declared only after a successful probe, so the cells' predicates read real answers.
-    declareOrtCells({ registries: { components }, ...ortCellWiring(ort) });
+    declareOrtCells({
+      registries: { components },
+      kinds: options.componentKinds,
+      ...ortCellWiring(ort),
+    });
     const ortCpu = components.manifest().filter((row) => row.source === 'ort-cpu');
     if (backend === 'ort-cpu' && !ortCpu.some((row) => row.available)) {
       const reasons = [...new Set(ortCpu.map((row) => row.reason ?? 'unavailable'))];

@@ -122,6 +122,7 @@ class FleetWorker implements FlowfleetWorker {
       ...(options.platformFacts === undefined ? {} : { facts: options.platformFacts }),
       extraKernels: options.extraKernels,
       pool: this.#pool,
+      componentKinds: options.cards.componentKinds(),
       ortIntraOpThreads: options.ortIntraOpThreads,
       logger,
     });
@@ -329,9 +330,9 @@ class FleetWorker implements FlowfleetWorker {
     return this.#manifest;
   }
 
-  modelInstance(model = this.#options.models[0] ?? 'wan21-mini'): ModelInstance {
+  modelInstance(model?: string): ModelInstance {
     if (this.#host === undefined) throw new Error('the worker has not started');
-    return this.#host.instance(model);
+    return this.#host.instance(model ?? this.#host.models[0] ?? '');
   }
 
   whyNotServing(lane: string): readonly string[] | undefined {

@@ -29,7 +29,7 @@ export interface FlowfleetWorker {
   stats(): WorkerStats;
   /** The manifest as last registered. @throws Error before `start()` */
   manifest(): WorkerManifest;
-  /** The ModelInstance of a model (inspection: weight versions, graphs). */
+  /** The ModelInstance of a model (default: the first served; inspection: weights, graphs). */
   modelInstance(model?: string): ModelInstance;
   /** Why this worker does not serve `lane` (undefined when it does, or never saw it). */
   whyNotServing(lane: string): readonly string[] | undefined;

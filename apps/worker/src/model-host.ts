@@ -1,11 +1,5 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import {
-  getModelCard,
-  initWeights,
-  parameterShapes,
-  textEncoderParameterShapes,
-  type ModelCard,
-} from '@flowfleet/models';
+import type { CardRegistry, ModelCard } from '@flowfleet/models';
 import type { Platform, TensorData, WeightSet } from '@flowfleet/platform';
 import { ModelInstance } from '@flowfleet/runtime';
 
@@ -14,7 +8,7 @@ export const INITIAL_WEIGHTS_VERSION = 0;
 /** The `initWeights` seed of version 0, the same on every worker so their rollouts agree. */
 export const INITIAL_WEIGHTS_SEED = 0;
 
-/** The expected tensor shapes of one component kind of a card. */
+/** The expected tensor shapes of one component of a card. */
 export function componentShapes(card: ModelCard, componentId: string): Map<string, number[]> {
   const spec = card.components.find((component) => component.id === componentId);
   if (spec === undefined) {
@@ -26,9 +20,7 @@ export function componentShapes(card: ModelCard, componentId: string): Map<strin
       },
     );
   }
-  return spec.kind === 'dit'
-    ? parameterShapes(card.config)
-    : textEncoderParameterShapes(card.config);
+  return spec.parameterShapes();
 }
 
 /**
@@ -47,20 +39,19 @@ export class ModelHost {
   }
 
   /**
-   * Builds an instance of each model on `platform` with version-0 weights (`cards` before the
-   * shipped cards).
+   * Builds an instance of each model, looked up in `cards`, on `platform` with version-0 weights.
    * @throws FlowfleetError MODEL_UNKNOWN_CARD, PLAT_NO_COMPONENT, RT_WEIGHTS_MISSING
    */
   static async create(
     models: readonly string[],
     platform: Platform,
     weightIdPrefix: string,
-    cards: readonly ModelCard[] = [],
+    cards: CardRegistry,
   ): Promise<ModelHost> {
     const instances = new Map<string, ModelInstance>();
     try {
       for (const model of models) {
-        const card = cards.find((candidate) => candidate.id === model) ?? getModelCard(model);
+        const card = cards.get(model);
         const weights = Object.fromEntries(
           card.components.map((component) => [
             component.id,
@@ -68,7 +59,7 @@ export class ModelHost {
               version: INITIAL_WEIGHTS_VERSION,
               weights: {
                 id: `${weightIdPrefix}/${card.id}/${component.id}@${INITIAL_WEIGHTS_VERSION}`,
-                tensors: initWeights(card.config, INITIAL_WEIGHTS_SEED, component.kind),
+                tensors: component.initWeights(INITIAL_WEIGHTS_SEED),
               },
             },
           ]),

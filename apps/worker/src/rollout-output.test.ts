@@ -1,3 +1,4 @@
+import { DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
 import { ComputePool } from '@flowfleet/platform';
 import { RolloutSummarySchema, rolloutRequestSchema } from '@flowfleet/protocol';
 import { readRolloutResult, runRollout } from '@flowfleet/runtime';
@@ -18,10 +19,11 @@ beforeAll(async () => {
     facts,
     extraKernels: [],
     pool,
+    componentKinds: DEFAULT_CARD_REGISTRY.componentKinds(),
     ortIntraOpThreads: 1,
     logger: pino({ level: 'silent' }),
   });
-  host = await ModelHost.create(['wan21-mini'], platform, 'unit');
+  host = await ModelHost.create(['wan21-mini'], platform, 'unit', DEFAULT_CARD_REGISTRY);
 });
 
 afterAll(async () => {

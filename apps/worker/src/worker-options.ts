@@ -1,5 +1,5 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import type { ModelCard } from '@flowfleet/models';
+import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
 import type { PlatformFacts } from '@flowfleet/platform';
 import type { Logger } from 'pino';
 import type { ExtraKernel } from './extra-kernels.js';
@@ -68,13 +68,10 @@ export interface WorkerOptions {
   readonly extraKernels?: readonly ExtraKernel[];
   /** Test-only: platform facts instead of detection (for several workers in one process). */
   readonly platformFacts?: PlatformFacts;
-  /** Model cards to load (default `['wan21-mini']`). */
+  /** Model cards to load, by id in `cards` (default: every card in `cards`). */
   readonly models?: readonly string[];
-  /**
-   * Cards `models` may name besides the shipped ones (an id here wins), e.g. a benchmark's
-   * no-op card. Default none.
-   */
-  readonly cards?: readonly ModelCard[];
+  /** The cards `models` names (default: the shipped cards, `DEFAULT_CARD_REGISTRY`). */
+  readonly cards?: CardRegistry;
   readonly locks?: Partial<LockSettings>;
   readonly drainTimeoutMs?: number;
   readonly rescanIntervalMs?: number;
@@ -127,8 +124,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     ortIntraOpThreads: positive('ortIntraOpThreads', options.ortIntraOpThreads ?? 1),
     extraKernels: options.extraKernels ?? [],
     platformFacts: options.platformFacts,
-    models: options.models ?? ['wan21-mini'],
-    cards: options.cards ?? [],
+    models: options.models ?? (options.cards ?? DEFAULT_CARD_REGISTRY).ids,
+    cards: options.cards ?? DEFAULT_CARD_REGISTRY,
     locks,
     drainTimeoutMs: positive(
       'drainTimeoutMs',

@@ -1,4 +1,5 @@
 import { cfgCombine, flowMatchStep, flowSdeStep } from '@flowfleet/numerics';
+import { SOLVER_OP } from '@flowfleet/platform';
 import { DEFAULT_VARIANT, registerKernel, type KernelFn } from '@flowfleet/registry';
 import { isDeclaredBy, resolveRegistries, type BackendRegistries } from './backend-registries.js';
 
@@ -17,9 +18,9 @@ const cpuCfgCombine: typeof cfgCombine = (uncond, cond, scale, out) =>
 const cpuFlowSdeStep: typeof flowSdeStep = (args) => flowSdeStep(args);
 
 const CPU_KERNELS: readonly (readonly [string, KernelFn])[] = [
-  ['flow_match_step', cpuFlowMatchStep as KernelFn],
-  ['cfg_combine', cpuCfgCombine as KernelFn],
-  ['flow_sde_step', cpuFlowSdeStep as KernelFn],
+  [SOLVER_OP.euler, cpuFlowMatchStep as KernelFn],
+  [SOLVER_OP.cfg, cpuCfgCombine as KernelFn],
+  [SOLVER_OP.sde, cpuFlowSdeStep as KernelFn],
 ];
 
 /**

@@ -14,7 +14,10 @@ import { createRequire } from 'node:module';
 import { declareOrtCells, registerCpuBackend } from '@flowfleet/backends';
 import { createPlatform } from '@flowfleet/platform';
 registerCpuBackend();
-declareOrtCells({ builderFor: () => () => Promise.reject(new Error('never built here')) });
+declareOrtCells({
+  kinds: ['dit', 'text_encoder'],
+  builderFor: () => () => Promise.reject(new Error('never built here')),
+});
 if (process.env.LOAD_ORT === '1') await import('onnxruntime-node');
 const platform = createPlatform();
 const kernels = platform.kernelMatrix();

@@ -32,6 +32,7 @@ function declare(
   const asked: OrtCellProvider[] = [];
   const options = {
     registries: { components },
+    kinds: ['dit', 'text_encoder', 'dit'],
     builderFor: (provider: OrtCellProvider) => {
       asked.push(provider);
       return () => Promise.resolve(fakeComponent(`ort-${provider}`));
@@ -52,7 +53,7 @@ function reasons(components: ReturnType<typeof createComponentRegistry>) {
 }
 
 describe('declareOrtCells', () => {
-  it('declares ort-cpu, ort-cuda and ort-webgpu for dit and text_encoder, once', () => {
+  it('declares ort-cpu, ort-cuda and ort-webgpu for the given kinds (deduplicated), once', () => {
     const { components, asked, options } = declare();
     expect(components.cells().map((cell) => `${cell.source}:${cell.key.join('/')}`)).toEqual([
       'ort-cpu:dit/cpu/default',

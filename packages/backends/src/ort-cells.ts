@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { FlowfleetError } from '@flowfleet/errors';
 import {
-  COMPONENT_KINDS,
   detectPlatform,
   PLATFORM_OVERRIDE_ENV,
   type ComponentForward,
@@ -46,6 +45,12 @@ export type OrtProviderBuilder = (
 /** What `declareOrtCells` needs; the ONNX Runtime code in src/ort/ supplies the builders. */
 export interface DeclareOrtCellsOptions {
   readonly registries?: BackendRegistries;
+  /**
+   * The component kinds to declare cells for: the kinds of the cards the caller serves (the
+   * builder builds any spec whose `artifacts.buildOnnx` exists and refuses the others with a coded
+   * error, so the platform moves on to the card's factory).
+   */
+  readonly kinds: readonly string[];
   /** The builder for one provider; called once per provider at declaration. */
   readonly builderFor: (provider: OrtCellProvider) => OrtProviderBuilder;
   /** Reads the provider probe cache (never probes); default: nothing probed yet. */
@@ -123,9 +128,8 @@ const AVAILABLE_WHEN: Readonly<Record<OrtCellProvider, string>> = {
 };
 
 /**
- * Declares the `ort-cpu`, `ort-cuda` and `ort-webgpu` component cells (kinds `dit` and
- * `text_encoder`) with honest availability predicates, without loading onnxruntime-node.
- * Idempotent: declaring them again is a no-op.
+ * Declares the `ort-cpu`, `ort-cuda` and `ort-webgpu` component cells for `options.kinds` with
+ * honest availability predicates, without loading onnxruntime-node. Idempotent: declaring them again is a no-op.
  * @throws FlowfleetError REG_DUPLICATE_CELL when another backend already holds one of the keys
  */
 export function declareOrtCells(options: DeclareOrtCellsOptions, host?: OrtHostFacts): void {
@@ -133,7 +137,7 @@ export function declareOrtCells(options: DeclareOrtCellsOptions, host?: OrtHostF
   const cachedProbe = options.cachedProbe ?? (() => undefined);
   for (const provider of ORT_CELL_PROVIDERS) {
     const source = `ort-${provider}`;
-    const pending = COMPONENT_KINDS.filter(
+    const pending = [...new Set(options.kinds)].filter(
       (kind) => !isDeclaredBy(components, [kind, provider, DEFAULT_VARIANT], source),
     );
     if (pending.length === 0) continue;

@@ -435,6 +435,17 @@ export const ERROR_CODES = {
     httpStatus: 404,
     summary: 'No model card is registered under the requested id; lists the known ids.',
   },
+  MODEL_DUPLICATE_CARD: {
+    source: 'models',
+    httpStatus: 500,
+    summary: 'A card registry was given two model cards with the same id.',
+  },
+  MODEL_INVALID_REQUEST: {
+    source: 'models',
+    httpStatus: 400,
+    summary:
+      "A rollout request breaks its model card's rules (seeds, sampler, schedule, latent shape vs patch, guidance, a noise level the SDE numerics cannot survive); names the field.",
+  },
   MODEL_SAFETENSORS_INVALID: {
     source: 'models',
     httpStatus: 400,
@@ -546,13 +557,7 @@ export const ERROR_CODES = {
   RT_UNKNOWN_LOOP: {
     source: 'runtime',
     httpStatus: 400,
-    summary: 'A model card names a loop id the runtime has no implementation for.',
-  },
-  RT_INVALID_REQUEST: {
-    source: 'runtime',
-    httpStatus: 400,
-    summary:
-      'A rollout request is malformed (seeds, steps, sigmas, latent shape, sampler, guidance).',
+    summary: 'A model card declares no loop for the runtime to run a rollout with.',
   },
   RT_GRAPH_KEY_COLLISION: {
     source: 'runtime',

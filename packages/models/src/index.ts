@@ -84,14 +84,46 @@ export type {
   ReferenceThreadStats,
 } from './reference-worker/reference-protocol.js';
 export type {
-  LatentDefaults,
+  CardCapabilities,
   LoopSpec,
   ModelCard,
   ModelComponentSpec,
-  SamplingDefaults,
 } from './cards/model-card.js';
+export { DEFAULT_CARD_REGISTRY, createCardRegistry } from './cards/card-registry.js';
+export type { CardRegistry } from './cards/card-registry.js';
 export { wan21MiniCard } from './cards/wan21-mini-card.js';
-export { MODEL_CARDS, getModelCard } from './cards/model-cards.js';
+export { createWan21Card } from './cards/wan21/wan21-card.js';
+export type { Wan21CardOptions, Wan21ComponentId } from './cards/wan21/wan21-card.js';
+export { WAN21_DENOISE_LOOP_ID } from './cards/wan21/denoise-loop.js';
+export { DONE, isDone } from './loop/loop-types.js';
+export type {
+  DrivenLoop,
+  GraphKey,
+  GraphWorkspace,
+  InputDims,
+  KernelLookup,
+  LoopDone,
+  ShapeSig,
+  StepInfo,
+  StepInstance,
+  StepOverride,
+  StepResult,
+  WorkPlan,
+} from './loop/loop-types.js';
+export type { RolloutLoop, RolloutTrajectory } from './loop/rollout-loop.js';
+export { asComponentTensor, f32Tensor } from './loop/runtime-tensor.js';
+export type { RuntimeDtype, RuntimeTensor, RuntimeTensorMap } from './loop/runtime-tensor.js';
+export { arenaBytes, eagerIO, graphIO } from './loop/step-io.js';
+export type { StepIO } from './loop/step-io.js';
+export { invalidRequest, resolveSamplingRequest } from './sampling/resolve-sampling-request.js';
+export type { SamplingRequestDefaults } from './sampling/resolve-sampling-request.js';
+export type {
+  LatentSize,
+  ResolvedSamplingRequest,
+  Sampler,
+  SamplingDefaults,
+  SamplingRequest,
+} from './sampling/sampling-request.js';
 export {
   EXPORT_ONNX_USAGE,
   GraphBuilder,

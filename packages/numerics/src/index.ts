@@ -2,6 +2,13 @@ export { philox4x32x10 } from './philox.js';
 export { gaussianNoise, MAX_NOISE_LENGTH } from './gaussian-noise.js';
 export { linearShiftSigmas, MAX_SCHEDULE_STEPS } from './linear-shift-sigmas.js';
 export { flowGrpoStdDev } from './flow-grpo-std-dev.js';
+export {
+  NOISE_LEVEL_RANGE,
+  SDE_MIN_STEP_STD,
+  SHIFT_RANGE,
+  sdeScheduleIssue,
+} from './sde-schedule-bounds.js';
+export type { SdeScheduleIssue, SdeScheduleRule } from './sde-schedule-bounds.js';
 export { flowMatchStep } from './flow-match-step.js';
 export { cfgCombine } from './cfg-combine.js';
 export { flowSdeStep } from './flow-sde-step.js';

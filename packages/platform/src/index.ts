@@ -67,10 +67,9 @@ export type {
   ComputeThreadContext,
   TransferReply,
 } from './worker-threads/compute-handler.js';
-export { COMPONENT_KINDS, DEVICES, isDevice, SOLVER_OPS } from './platform-types.js';
+export { DEVICES, isDevice, SOLVER_OP, SOLVER_OPS } from './platform-types.js';
 export type {
   ComponentBuildContext,
-  ComponentKind,
   ComponentSpec,
   Device,
   PlatformFacts,

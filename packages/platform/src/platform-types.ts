@@ -27,21 +27,24 @@ export interface PlatformFacts {
   readonly cpuArch?: string;
 }
 
-/** The solver kernel op ids every backend may implement. */
-export const SOLVER_OPS = Object.freeze([
-  'flow_match_step',
-  'flow_sde_step',
-  'cfg_combine',
-] as const);
+/**
+ * The solver kernel op ids (DESIGN.md §2), by role: the one place they are spelled. Backends
+ * register kernels under them and a card's loop resolves them; model-level ops are the card's own.
+ */
+export const SOLVER_OP = Object.freeze({
+  /** Euler (ODE) step, `flowMatchStep`. */
+  euler: 'flow_match_step',
+  /** FlowGRPO SDE step with its log-prob, `flowSdeStep`. */
+  sde: 'flow_sde_step',
+  /** Classifier-free guidance, `cfgCombine`. */
+  cfg: 'cfg_combine',
+} as const);
+
+/** Every solver kernel op id. */
+export const SOLVER_OPS = Object.freeze([SOLVER_OP.euler, SOLVER_OP.sde, SOLVER_OP.cfg] as const);
 
 /** One solver kernel op id. */
 export type SolverOp = (typeof SOLVER_OPS)[number];
-
-/** The component kinds of a model card. */
-export const COMPONENT_KINDS = Object.freeze(['dit', 'text_encoder'] as const);
-
-/** One component kind. */
-export type ComponentKind = (typeof COMPONENT_KINDS)[number];
 
 /**
  * What a model card says about one of its components: enough for a backend builder to build it

@@ -16,6 +16,7 @@ const JOB: unknown = JSON.parse(
         seeds: [1],
         steps: 130,
       }),
+      { ops: ['flow_sde_step', 'cfg_combine'], componentKinds: ['dit', 'text_encoder'] },
     ),
   ),
 );

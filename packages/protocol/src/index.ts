@@ -55,7 +55,6 @@ export type {
 } from './rollout-request.js';
 export { canonicalJson } from './canonical-json.js';
 export {
-  DEFAULT_COMPONENT_KINDS,
   LANE_PREFIX,
   RequirementsSchema,
   canonicalRequirements,

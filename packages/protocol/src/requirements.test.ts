@@ -22,9 +22,12 @@ const request = (patch: Record<string, unknown> = {}) =>
     ...patch,
   });
 
+/** What a wan21-style card derives for an SDE request with guidance. */
+const CARD = { ops: ['flow_sde_step', 'cfg_combine'], componentKinds: ['text_encoder', 'dit'] };
+
 describe('requirementsFor', () => {
-  it('derives ops from the sampler and guidance, and fills the defaults', () => {
-    expect(requirementsFor(request())).toEqual({
+  it("takes ops and component kinds from the card's capabilities, the rest from the request", () => {
+    expect(requirementsFor(request(), CARD)).toEqual({
       model: 'wan21-mini',
       ops: ['cfg_combine', 'flow_sde_step'],
       components: ['dit', 'text_encoder'],
@@ -32,40 +35,38 @@ describe('requirementsFor', () => {
       minArch: {},
       dtype: 'float32',
     });
-    expect(requirementsFor(request({ sampler: 'ode', guidanceScale: 1 })).ops).toEqual([
-      'flow_match_step',
-    ]);
   });
 
-  it('adds the card ops and component kinds it is given', () => {
-    const reqs = requirementsFor(request({ guidanceScale: 1 }), {
-      ops: ['rope_apply', 'flow_sde_step'],
-      componentKinds: ['vae', 'dit'],
+  it('names no op or component kind of its own', () => {
+    const reqs = requirementsFor(request({ sampler: 'ode', guidanceScale: 1 }), {
+      ops: ['rope_apply', 'flow_sde_step', 'rope_apply'],
+      componentKinds: ['vae', 'unet'],
     });
     expect(reqs.ops).toEqual(['flow_sde_step', 'rope_apply']);
-    expect(reqs.components).toEqual(['dit', 'vae']);
+    expect(reqs.components).toEqual(['unet', 'vae']);
   });
 
   it('keeps minArch only for allowed devices and drops generic', () => {
     const reqs = requirementsFor(
       request({ constraints: { devices: ['cpu'], minArch: { cpu: 'generic', cuda: 'sm90' } } }),
+      CARD,
     );
     expect(reqs.devices).toEqual(['cpu']);
     expect(reqs.minArch).toEqual({});
     expect(laneForRequirements(reqs)).toBe(
-      laneForRequirements(requirementsFor(request({ constraints: { devices: ['cpu'] } }))),
+      laneForRequirements(requirementsFor(request({ constraints: { devices: ['cpu'] } }), CARD)),
     );
   });
 
   it('leaves weight versions out of the lane', () => {
-    expect(laneForRequirements(requirementsFor(request({ weights: { dit: { min: 7 } } })))).toBe(
-      laneForRequirements(requirementsFor(request())),
-    );
+    expect(
+      laneForRequirements(requirementsFor(request({ weights: { dit: { min: 7 } } }), CARD)),
+    ).toBe(laneForRequirements(requirementsFor(request(), CARD)));
   });
 
   it('yields requirements that pass their own schema', () => {
-    expect(RequirementsSchema.parse(requirementsFor(request()))).toEqual(
-      requirementsFor(request()),
+    expect(RequirementsSchema.parse(requirementsFor(request(), CARD))).toEqual(
+      requirementsFor(request(), CARD),
     );
   });
 });

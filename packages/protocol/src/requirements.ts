@@ -26,16 +26,16 @@ export const RequirementsSchema = z.strictObject({
 /** What a worker must offer to serve a job. */
 export type Requirements = z.infer<typeof RequirementsSchema>;
 
-/** What a model card adds to a job's requirements. */
+/**
+ * What the request's model card says a rollout of it needs (the models package's
+ * `CardRegistry.capabilities` computes it; this package names no model).
+ */
 export interface ModelCapabilities {
-  /** Model-level kernel ops the card's loop dispatches beyond the solver ops. */
-  readonly ops?: readonly string[];
-  /** The card's component kinds; default `['dit', 'text_encoder']`. */
-  readonly componentKinds?: readonly string[];
+  /** Every kernel op the card's loop dispatches for this request (solver and model-level). */
+  readonly ops: readonly string[];
+  /** The card's component kinds. */
+  readonly componentKinds: readonly string[];
 }
-
-/** The component kinds of a Wan2.1-style card. */
-export const DEFAULT_COMPONENT_KINDS = Object.freeze(['dit', 'text_encoder'] as const);
 
 /** Prefix of every lane name (BullMQ queue names cannot contain ':'). */
 export const LANE_PREFIX = 'lane-';
@@ -70,21 +70,17 @@ export function canonicalRequirements(requirements: Requirements): Requirements 
 }
 
 /**
- * The canonical requirements of a parsed rollout request: the sampler's solver op (`ode` →
- * `flow_match_step`, `sde` → `flow_sde_step`), `cfg_combine` when guidance is on (scale ≠ 1), the
- * card's extra ops and component kinds, the allowed devices, minArch and dtype `float32`.
+ * The canonical requirements of a parsed rollout request: the ops and component kinds its model
+ * card derived for it, the allowed devices, minArch and dtype `float32`.
  */
 export function requirementsFor(
-  request: RolloutRequest,
-  model: ModelCapabilities = {},
+  request: Pick<RolloutRequest, 'model' | 'constraints'>,
+  model: ModelCapabilities,
 ): Requirements {
-  const ops = [request.sampler === 'ode' ? 'flow_match_step' : 'flow_sde_step'];
-  if (request.guidanceScale !== 1) ops.push('cfg_combine');
-  ops.push(...(model.ops ?? []));
   return canonicalRequirements({
     model: request.model,
-    ops,
-    components: [...(model.componentKinds ?? DEFAULT_COMPONENT_KINDS)],
+    ops: [...model.ops],
+    components: [...model.componentKinds],
     devices: request.constraints.devices,
     minArch: request.constraints.minArch,
     dtype: 'float32',

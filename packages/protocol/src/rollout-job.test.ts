@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { NOISE_LEVEL_RANGE, SHIFT_RANGE } from '@flowfleet/numerics';
 import { describe, expect, it } from 'vitest';
 import { resolveLimits } from './limits.js';
 import { laneForRequirements, requirementsFor } from './requirements.js';
@@ -13,7 +14,8 @@ const request = RolloutRequestSchema.parse({
   steps: 6,
   weights: { dit: { min: 3 } },
 });
-const requirements = requirementsFor(request);
+const CARD = { ops: ['flow_sde_step', 'cfg_combine'], componentKinds: ['dit', 'text_encoder'] };
+const requirements = requirementsFor(request, CARD);
 const JOB = {
   id: `${laneForRequirements(requirements)}.0b7c7c1e-5d1a-4a53-9d42-3f0c5b2b9a10`,
   lane: laneForRequirements(requirements),
@@ -93,8 +95,8 @@ const requestBodyArb = fc.record(
     steps: fc.integer({ min: 1, max: 100 }),
     sampler: fc.constantFrom('sde', 'ode'),
     guidanceScale: fc.double({ min: 0, max: 100, noNaN: true }),
-    noiseLevel: fc.double({ min: 0.01, max: 10, noNaN: true }),
-    shift: fc.double({ min: 0.01, max: 100, noNaN: true }),
+    noiseLevel: fc.double({ ...NOISE_LEVEL_RANGE, noNaN: true }),
+    shift: fc.double({ ...SHIFT_RANGE, noNaN: true }),
     shape: fc.record({
       frames: fc.integer({ min: 1, max: 8 }),
       height: fc.integer({ min: 1, max: 32 }),
@@ -122,14 +124,22 @@ const requestBodyArb = fc.record(
   { requiredKeys: ['model', 'prompt', 'seeds'] },
 );
 
+/** What a card may derive: any op ids and component kinds (the schema's atoms). */
+const capabilitiesArb = fc.record({
+  ops: fc.array(fc.constantFrom('flow_sde_step', 'flow_match_step', 'cfg_combine', 'rope_apply'), {
+    minLength: 1,
+  }),
+  componentKinds: fc.array(fc.constantFrom('dit', 'text_encoder', 'vae', 'velocity_mlp')),
+});
+
 describe('rolloutJobFor', () => {
   it('builds a payload that always passes the schema workers check on dequeue', () => {
     fc.assert(
-      fc.property(requestBodyArb, (body) => {
+      fc.property(requestBodyArb, capabilitiesArb, (body, capabilities) => {
         const request = RolloutRequestSchema.parse(body);
-        const job = rolloutJobFor(request);
+        const job = rolloutJobFor(request, capabilities);
         expect(RolloutJobSchema.parse(JSON.parse(JSON.stringify(job)))).toEqual(job);
-        expect(job.requirements).toEqual(requirementsFor(request));
+        expect(job.requirements).toEqual(requirementsFor(request, capabilities));
       }),
       { numRuns: 300 },
     );

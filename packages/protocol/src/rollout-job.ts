@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { IdSchema, TimestampSchema } from './atoms.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
-import { laneForRequirements, requirementsFor, RequirementsSchema } from './requirements.js';
+import {
+  laneForRequirements,
+  requirementsFor,
+  RequirementsSchema,
+  type ModelCapabilities,
+} from './requirements.js';
 import { laneOfJobId, newRolloutJobId } from './rollout-job-id.js';
 import { rolloutRequestSchema, type RolloutRequest } from './rollout-request.js';
 
@@ -40,17 +45,18 @@ export const RolloutJobSchema = rolloutJobSchema(DEFAULT_LIMITS);
 export type RolloutJob = z.output<typeof RolloutJobSchema>;
 
 /**
- * The job payload of a request that passed `rolloutRequestSchema`: the request, its requirements,
- * their lane, and a new id naming that lane (carrying `idempotencyKey`, a lowercase UUID, when
- * given). Built only here, the payload satisfies `rolloutJobSchema` by construction (a property
+ * The job payload of a request that passed `rolloutRequestSchema` and its card's rules: the
+ * request, its requirements (from the card's `capabilities`), their lane, and a new id naming that
+ * lane (carrying `idempotencyKey`, a lowercase UUID, when given). Built only here, the payload satisfies `rolloutJobSchema` by construction (a property
  * test holds it to that), so the enqueue path does not parse it again; workers do, on dequeue.
  */
 export function rolloutJobFor(
   request: RolloutRequest,
+  capabilities: ModelCapabilities,
   enqueuedAt = new Date(),
   idempotencyKey?: string,
 ): RolloutJob {
-  const requirements = requirementsFor(request);
+  const requirements = requirementsFor(request, capabilities);
   const lane = laneForRequirements(requirements);
   return {
     id: newRolloutJobId(lane, idempotencyKey),

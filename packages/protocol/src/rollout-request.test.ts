@@ -1,5 +1,6 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import { describe, expect, it } from 'vitest';
+import { toJsonSchema } from './json-schema.js';
 import { DEFAULT_LIMITS, resolveLimits } from './limits.js';
 import { parseOrThrow } from './parse-or-throw.js';
 import {
@@ -80,7 +81,16 @@ describe('RolloutRequestSchema', () => {
     ['guidanceScale negative', { guidanceScale: -1 }, 'guidanceScale'],
     ['guidanceScale string', { guidanceScale: '4.5' }, 'guidanceScale'],
     ['noiseLevel zero', { noiseLevel: 0 }, 'noiseLevel'],
+    // Accepted before, then −∞ log-probs on the worker (e² underflows).
+    ['noiseLevel subnormal', { noiseLevel: 5e-324 }, 'noiseLevel'],
+    ['noiseLevel 1e-300', { noiseLevel: 1e-300 }, 'noiseLevel'],
+    ['noiseLevel below the noise floor', { noiseLevel: 2 ** -11 * 0.999 }, 'noiseLevel'],
+    ['noiseLevel above 2', { noiseLevel: 2.0001 }, 'noiseLevel'],
     ['shift zero', { shift: 0 }, 'shift'],
+    // Accepted before, then NUM_INVALID_ARGUMENT on the worker's sigmas.
+    ['shift subnormal', { shift: 5e-324 }, 'shift'],
+    ['shift below 2^-12', { shift: 2 ** -12 * 0.999 }, 'shift'],
+    ['shift above 100', { shift: 100.5 }, 'shift'],
     ['shape frames zero', { shape: { frames: 0, height: 16, width: 16 } }, 'shape.frames'],
     ['shape missing width', { shape: { frames: 4, height: 16 } }, 'shape.width'],
     ['shape extra key', { shape: { frames: 4, height: 16, width: 16, depth: 1 } }, 'shape'],
@@ -97,6 +107,24 @@ describe('RolloutRequestSchema', () => {
     ['unknown top-level key', { priority: 1 }, ''],
   ])('rejects a bad %s with its path', (_name, patch, path) => {
     expect(issuePaths({ ...EXAMPLE, ...patch })).toContain(path);
+  });
+
+  it('accepts noiseLevel and shift at the ends of their ranges, and documents them', () => {
+    for (const noiseLevel of [2 ** -11, 2]) {
+      for (const shift of [2 ** -12, 100]) {
+        expect(RolloutRequestSchema.safeParse({ ...MINIMAL, noiseLevel, shift }).success).toBe(
+          true,
+        );
+      }
+    }
+    const properties = toJsonSchema(RolloutRequestSchema, { io: 'input' })['properties'] as Record<
+      string,
+      { minimum?: number; maximum?: number; description?: string }
+    >;
+    expect(properties['noiseLevel']).toMatchObject({ minimum: 2 ** -11, maximum: 2 });
+    expect(properties['noiseLevel']?.description).toMatch(/2\^-11/);
+    expect(properties['shift']).toMatchObject({ minimum: 2 ** -12, maximum: 100 });
+    expect(properties['shift']?.description).toMatch(/2\^-12/);
   });
 
   it('accepts an exact weight requirement and every minArch form', () => {

@@ -1,3 +1,4 @@
+import { NOISE_LEVEL_RANGE, SHIFT_RANGE } from '@flowfleet/numerics';
 import { z } from 'zod';
 import { MinArchSchema } from './arch.js';
 import { DEVICES, DeviceSchema, ModelIdSchema, SamplerSchema, SeedSchema } from './atoms.js';
@@ -43,6 +44,20 @@ export function groupLatentElements(groupSize: number, shape: LatentShape): numb
   return groupSize * shape.frames * shape.height * shape.width;
 }
 
+// The bounds come from the float32 numerics of the FlowGRPO step (numerics' sde-schedule-bounds):
+// the coordinator README's "Request bounds" derives them.
+const NOISE_LEVEL_DESCRIPTION =
+  'FlowGRPO noise level a, in [2^-11, 2]. At σ = 1 the step noise is e = a, which must stay ' +
+  'above 2^-11 (what float32 latents resolve), and the mean is (1 − a²/2)·x + …, which a ≤ 2 ' +
+  'keeps from amplifying x. For the SDE sampler the model card also checks every step of the ' +
+  'schedule: e_i ≥ 2^-11 and a²·(σ_i − σ_{i+1}) ≤ 4·(1 − σ̃_i), σ̃_i = σ_1 when σ_i = 1 else σ_i.';
+const SHIFT_DESCRIPTION =
+  'Shift of the linear-shift schedule, in [2^-12, 100] (below it no SDE schedule of ≥ 2 steps ' +
+  'keeps its last step above the noise floor, and the sigmas crowd into the subnormals).';
+const SIGMAS_DESCRIPTION =
+  'An explicit schedule: steps + 1 finite entries, σ_0 ≤ 1, strictly decreasing, ending at 0. ' +
+  'For the SDE sampler every step must pass the per-step bounds of noiseLevel.';
+
 /** Each field as parsing leaves it: no defaults (the output stage re-checks filled-in values). */
 function resolvedFields(limits: Limits) {
   return {
@@ -55,14 +70,30 @@ function resolvedFields(limits: Limits) {
       .refine((seeds) => new Set(seeds).size === seeds.length, 'seeds must be distinct'),
     steps: z.int().min(1).max(limits.maxSteps),
     sampler: SamplerSchema,
-    guidanceScale: z.number().min(0).max(100),
-    noiseLevel: z.number().gt(0).max(10),
-    shift: z.number().gt(0).max(100),
-    shape: LatentShapeSchema,
+    guidanceScale: z
+      .number()
+      .min(0)
+      .max(100)
+      .meta({ description: 'CFG scale w in [0, 100]; 1 runs no unconditional branch.' }),
+    noiseLevel: z
+      .number()
+      .min(NOISE_LEVEL_RANGE.min)
+      .max(NOISE_LEVEL_RANGE.max)
+      .meta({ description: NOISE_LEVEL_DESCRIPTION }),
+    shift: z
+      .number()
+      .min(SHIFT_RANGE.min)
+      .max(SHIFT_RANGE.max)
+      .meta({ description: SHIFT_DESCRIPTION }),
+    shape: LatentShapeSchema.meta({
+      description:
+        "One sample's latent; the model card may require more (wan21: multiples of its patch).",
+    }),
     sigmas: z
       .array(z.number())
       .min(2)
       .max(limits.maxSteps + 1)
+      .meta({ description: SIGMAS_DESCRIPTION })
       .optional(),
     weights: WeightRequirementsSchema,
     constraints: z.strictObject({ devices: z.array(DeviceSchema).min(1), minArch: MinArchSchema }),

@@ -8,7 +8,7 @@ import type {
 } from '@flowfleet/platform';
 import { describe, expect, it } from 'vitest';
 import { GraphCapturer } from './graph-capturer.js';
-import type { StepInstance, StepOverride, StepResult, WorkPlan } from './loop-types.js';
+import type { StepInstance, StepOverride, StepResult, WorkPlan } from '@flowfleet/models';
 
 // A toy component y = w·x (w from the weight set); its capture bakes w in and counts disposals.
 interface ToyComponent extends ComponentForward {

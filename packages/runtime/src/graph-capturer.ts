@@ -7,7 +7,7 @@ import {
   type GraphIdentity,
   type PendingCapture,
 } from './graph-entry.js';
-import type { StepInstance, StepOverride, StepResult, WorkPlan } from './loop-types.js';
+import type { StepInstance, StepOverride, StepResult, WorkPlan } from '@flowfleet/models';
 
 /** Where the capturer runs: the first two fields of every graph key. */
 export interface GraphCapturerOptions {

@@ -1,4 +1,4 @@
-import type { GraphKey, ShapeSig } from './loop-types.js';
+import type { GraphKey, ShapeSig } from '@flowfleet/models';
 
 /** The parts of a captured graph's key (DESIGN.md §3). */
 export interface GraphKeyParts {

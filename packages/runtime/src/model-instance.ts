@@ -8,7 +8,7 @@ import type {
   WeightSet,
 } from '@flowfleet/platform';
 import { GraphCapturer } from './graph-capturer.js';
-import type { KernelLookup, StepInstance } from './loop-types.js';
+import type { KernelLookup, StepInstance } from '@flowfleet/models';
 import { WeightVersions, type ResidentVersion } from './weight-versions.js';
 
 /** The part of a Platform a ModelInstance uses (a plain object works in tests). */

@@ -1,4 +1,4 @@
-import type { StepInfo, StepOverride, StepResult } from './loop-types.js';
+import type { StepInfo, StepOverride, StepResult } from '@flowfleet/models';
 import type { StepInterceptor } from './step-hooks.js';
 
 /** Options of the ResidualSkip interceptor. */

@@ -1,9 +1,10 @@
 import type { CaptureStats } from './capture-stats.js';
-import type { Sampler } from './wan21/rollout-request.js';
+import type { Sampler } from '@flowfleet/models';
 
 /** Where a step's time went, summed over the rollout (ms). */
 export interface RolloutTimings {
   readonly totalMs: number;
+  /** Every step that is not a denoise step (wan21: the text encode). */
   readonly encodeMs: number;
   readonly denoiseMs: number;
   /** Capture cost (graph/session specialisation) paid by this rollout. */
@@ -14,7 +15,7 @@ export interface RolloutTimings {
 
 /**
  * One rollout group's trajectory and everything a trainer needs to recompute it
- * (DESIGN.md §4). Array layouts are row-major; n = C·F·H·W.
+ * (DESIGN.md §4). Array layouts are row-major.
  */
 export interface RolloutResult {
   readonly model: string;
@@ -26,14 +27,14 @@ export interface RolloutResult {
   readonly steps: number;
   /** Samples G. */
   readonly group: number;
-  /** One sample's latent dims [C, F, H, W]. */
-  readonly latentDims: readonly [number, number, number, number];
+  /** One sample's latent dims; the rank is the card's (wan21: [C, F, H, W]). */
+  readonly latentDims: readonly number[];
   readonly seeds: readonly number[];
   readonly noiseLevel: number;
   readonly guidanceScale: number;
   /** Shift of the linear-shift schedule; null when the request carried explicit sigmas. */
   readonly shift: number | null;
-  /** x_0..x_T: [T + 1, G, C, F, H, W] float32. */
+  /** x_0..x_T: [T + 1, G, ...latentDims] float32. */
   readonly latents: Float32Array;
   /** Per-step, per-sample log-probs [T, G] float64 (0 for the ODE sampler). */
   readonly logProbs: Float64Array;

@@ -1,7 +1,7 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import { describe, expect, it } from 'vitest';
 import { GraphCapturer } from './graph-capturer.js';
-import { DONE, type DrivenLoop, type StepInstance, type StepResult } from './loop-types.js';
+import { DONE, type DrivenLoop, type StepInstance, type StepResult } from '@flowfleet/models';
 import { runLoop } from './run-loop.js';
 import { RuntimeLoopContext } from './runtime-loop-context.js';
 

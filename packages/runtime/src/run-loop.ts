@@ -1,5 +1,5 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import { isDone, type DrivenLoop, type StepInstance, type StepResult } from './loop-types.js';
+import { isDone, type DrivenLoop, type StepInstance, type StepResult } from '@flowfleet/models';
 import type { RuntimeLoopContext } from './runtime-loop-context.js';
 
 /** Options of `runLoop`. */

@@ -1,6 +1,6 @@
 import { CaptureCounters, type CaptureStats, type ExecutionMode } from './capture-stats.js';
 import type { GraphCapturer } from './graph-capturer.js';
-import type { StepInfo, StepInstance, StepOverride, StepResult, WorkPlan } from './loop-types.js';
+import type { StepInfo, StepInstance, StepOverride, StepResult, WorkPlan } from '@flowfleet/models';
 import { checkInterceptors, type StepInterceptor, type StepObserver } from './step-hooks.js';
 
 /** Options of a RuntimeLoopContext (one per request). */

@@ -1,13 +1,7 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import type { CapturedForward } from '@flowfleet/platform';
-import type { GraphWorkspace } from './loop-types.js';
-import {
-  allocateLike,
-  sameDims,
-  tensorBytes,
-  type RuntimeTensor,
-  type RuntimeTensorMap,
-} from './runtime-tensor.js';
+import type { GraphWorkspace, RuntimeTensor, RuntimeTensorMap } from '@flowfleet/models';
+import { allocateLike, sameDims, tensorBytes } from './runtime-tensor.js';
 
 /** What a static workspace is made of, fixed when its graph is captured. */
 export interface StaticWorkspaceParts {

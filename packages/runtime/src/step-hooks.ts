@@ -1,6 +1,6 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import type { ExecutionMode } from './capture-stats.js';
-import type { StepInfo, StepOverride, StepResult } from './loop-types.js';
+import type { StepInfo, StepOverride, StepResult } from '@flowfleet/models';
 
 /**
  * Hooks a step: `before` may supply an override (a cached velocity that replaces the forward

@@ -40,6 +40,8 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
         summary: 'Enqueue a rollout (a prompt × a group of seeds) on the lane of its requirements',
         bodyError: 'PROTO_INVALID_REQUEST',
         errors: [
+          'MODEL_UNKNOWN_CARD',
+          'MODEL_INVALID_REQUEST',
           'API_NO_CAPACITY',
           'API_IDEMPOTENCY_CONFLICT',
           'API_WEIGHT_VERSION_UNAVAILABLE',

@@ -6,6 +6,7 @@ import {
   gaussianNoise,
   linearShiftSigmas,
 } from '@flowfleet/numerics';
+import { SOLVER_OP } from '@flowfleet/platform';
 
 /** One comparison of a backend output with the reference. */
 export interface SolverOutput {
@@ -109,11 +110,11 @@ function flowSdeStepCases(): SolverCase[] {
 /** Generated cases per solver op: several sizes, steps of a shifted schedule, CFG scales. */
 export function solverCases(op: string): readonly SolverCase[] {
   switch (op) {
-    case 'flow_match_step':
+    case SOLVER_OP.euler:
       return flowMatchStepCases();
-    case 'cfg_combine':
+    case SOLVER_OP.cfg:
       return cfgCombineCases();
-    case 'flow_sde_step':
+    case SOLVER_OP.sde:
       return flowSdeStepCases();
     default:
       return [];

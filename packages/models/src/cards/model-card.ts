@@ -1,5 +1,11 @@
-import type { ComponentForward, ComponentSpec } from '@flowfleet/platform';
-import type { Wan21Config } from '../wan21-config.js';
+import type { ComponentForward, ComponentSpec, TensorData } from '@flowfleet/platform';
+import type { RolloutLoop } from '../loop/rollout-loop.js';
+import type {
+  LatentSize,
+  ResolvedSamplingRequest,
+  SamplingDefaults,
+  SamplingRequest,
+} from '../sampling/sampling-request.js';
 
 /** One driven loop of a card (DESIGN.md §3). */
 export interface LoopSpec {
@@ -8,39 +14,48 @@ export interface LoopSpec {
   readonly graphCapture: 'eager' | 'breakable';
   /** Components whose resident weight version is part of a captured graph's key. */
   readonly sharedWeightComponents: readonly string[];
-}
-
-/** Sampler defaults a request may override. */
-export interface SamplingDefaults {
-  readonly steps: number;
-  /** Shift of the linear-shift sigma schedule. */
-  readonly shift: number;
-  readonly guidanceScale: number;
-  /** FlowGRPO noise level a. */
-  readonly noiseLevel: number;
-  readonly sampler: 'sde' | 'ode';
-}
-
-/** Default latent size (frames F, height H, width W, in latent units). */
-export interface LatentDefaults {
-  readonly frames: number;
-  readonly height: number;
-  readonly width: number;
+  /** A fresh loop object (a loop keeps every per-request value in its state). */
+  create(): RolloutLoop;
 }
 
 /** A card component: a platform ComponentSpec whose TS-reference factory builds a forward. */
 export interface ModelComponentSpec extends ComponentSpec<unknown, ComponentForward> {
-  readonly kind: 'dit' | 'text_encoder';
+  /** The card's own kind name; backends register builders per kind. */
+  readonly kind: string;
   /** Filled by the backend helpers (e.g. `buildOnnx`); a plain object so builders can look up keys. */
   readonly artifacts: Readonly<Record<string, unknown>>;
+  /** Every weight tensor's name and dims (what a weight sync of this component must carry). */
+  parameterShapes(): Map<string, number[]>;
+  /** Deterministic float32 weights drawn from `seed` (a worker's version 0). */
+  initWeights(seed: number): Map<string, TensorData>;
 }
 
-/** Everything the runtime needs to know about one model. */
-export interface ModelCard {
+/** What a request of a card needs from a worker, beyond where it may run. */
+export interface CardCapabilities {
+  /** Kernel ops the rollout dispatches (solver ops plus the card's model-level ops). */
+  readonly ops: readonly string[];
+  /** The card's component kinds. */
+  readonly componentKinds: readonly string[];
+}
+
+/**
+ * Everything flowfleet knows about one model; nothing outside `models` names a model. The
+ * runtime, worker and coordinator reach a card through a CardRegistry by its id.
+ */
+export interface ModelCard<Config = unknown> {
   readonly id: string;
-  readonly config: Wan21Config;
+  readonly config: Config;
   readonly components: readonly ModelComponentSpec[];
+  /** The card's loops; the first runs rollouts. */
   readonly loops: readonly LoopSpec[];
   readonly sampling: SamplingDefaults;
-  readonly latent: LatentDefaults;
+  readonly latent: LatentSize;
+  /**
+   * The card's request rules: fills defaults and checks a request. The coordinator calls it at
+   * the edge and the runtime before a rollout, so what the edge accepts a worker can complete.
+   * @throws FlowfleetError MODEL_INVALID_REQUEST naming the field
+   */
+  resolveRequest(request: SamplingRequest): ResolvedSamplingRequest;
+  /** The kernel ops a resolved request dispatches. */
+  requiredOps(request: ResolvedSamplingRequest): readonly string[];
 }

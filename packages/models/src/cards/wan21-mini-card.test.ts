@@ -5,11 +5,12 @@ import { ComputePool, createPlatform } from '@flowfleet/platform';
 import type { ComponentForward, WeightSet } from '@flowfleet/platform';
 import { createComponentRegistry, createKernelRegistry } from '@flowfleet/registry';
 import { initWeights } from '../init-weights.js';
+import { parameterShapes, textEncoderParameterShapes } from '../parameter-shapes.js';
 import { ditForward } from '../reference/dit-forward.js';
 import { textEncoderForward } from '../reference/text-encoder-forward.js';
 import { tokenize } from '../tokenize.js';
 import { WAN21_MINI } from '../wan21-config.js';
-import { MODEL_CARDS, getModelCard } from './model-cards.js';
+import { DEFAULT_CARD_REGISTRY, createCardRegistry } from './card-registry.js';
 import { wan21MiniCard } from './wan21-mini-card.js';
 
 /** Bit-for-bit equality of two typed arrays (fast: compares bytes, not elements). */
@@ -44,7 +45,12 @@ describe('wan21MiniCard', () => {
       ['text_encoder', 'text_encoder'],
     ]);
     expect(wan21MiniCard.loops).toEqual([
-      { loopId: 'diffusion_denoise', graphCapture: 'breakable', sharedWeightComponents: ['dit'] },
+      {
+        loopId: 'diffusion_denoise',
+        graphCapture: 'breakable',
+        sharedWeightComponents: ['dit'],
+        create: expect.any(Function),
+      },
     ]);
     expect(wan21MiniCard.sampling).toEqual({
       steps: 8,
@@ -58,15 +64,49 @@ describe('wan21MiniCard', () => {
   });
 
   it('looks cards up by id and rejects unknown ids with MODEL_UNKNOWN_CARD', () => {
-    expect(getModelCard('wan21-mini')).toBe(wan21MiniCard);
-    expect([...MODEL_CARDS.keys()]).toContain('wan21-mini');
+    expect(DEFAULT_CARD_REGISTRY.get('wan21-mini')).toBe(wan21MiniCard);
+    expect(DEFAULT_CARD_REGISTRY.ids).toEqual(['wan21-mini']);
     try {
-      getModelCard('wan99');
+      DEFAULT_CARD_REGISTRY.get('wan99');
       expect.unreachable();
     } catch (error) {
       expect(isFlowfleetError(error, 'MODEL_UNKNOWN_CARD')).toBe(true);
       expect((error as { details: { known: string[] } }).details.known).toContain('wan21-mini');
     }
+    expect(() => createCardRegistry([wan21MiniCard, wan21MiniCard])).toThrow(
+      expect.objectContaining({ code: 'MODEL_DUPLICATE_CARD' }),
+    );
+  });
+
+  it('owns its parameter shapes and initial weights per component', () => {
+    const [dit, te] = wan21MiniCard.components;
+    expect(dit!.parameterShapes()).toEqual(parameterShapes(WAN21_MINI));
+    expect(te!.parameterShapes()).toEqual(textEncoderParameterShapes(WAN21_MINI));
+    const drawn = dit!.initWeights(1);
+    expect([...drawn.keys()]).toEqual([...ditWeights.tensors.keys()]);
+    for (const [name, tensor] of drawn) {
+      expect(sameBits(tensor.data, ditWeights.tensors.get(name)!.data)).toBe(true);
+    }
+  });
+
+  it("derives a request's ops from its sampler and guidance, and refuses an odd latent", () => {
+    const base = { prompt: 'x', seeds: [1] };
+    const caps = (request: object) =>
+      DEFAULT_CARD_REGISTRY.capabilities('wan21-mini', { ...base, ...request });
+    expect(caps({})).toEqual({
+      ops: ['flow_sde_step', 'cfg_combine'],
+      componentKinds: ['dit', 'text_encoder'],
+    });
+    expect(caps({ sampler: 'ode', guidanceScale: 1 }).ops).toEqual(['flow_match_step']);
+    expect(() => caps({ shape: { frames: 1, height: 7, width: 8 } })).toThrow(
+      expect.objectContaining({
+        code: 'MODEL_INVALID_REQUEST',
+        details: expect.objectContaining({ field: 'shape.height', value: 7 }),
+      }),
+    );
+    expect(() => DEFAULT_CARD_REGISTRY.capabilities('wan99', base)).toThrow(
+      expect.objectContaining({ code: 'MODEL_UNKNOWN_CARD' }),
+    );
   });
 
   it('builds through the platform as the terminal (card factory) rung', async () => {

@@ -2,8 +2,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { FlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
-import { getModelCard } from '../cards/model-cards.js';
-import { initWeights } from '../init-weights.js';
+import { DEFAULT_CARD_REGISTRY } from '../cards/card-registry.js';
 import { TEXT_ENCODER_PREFIX } from '../parameter-shapes.js';
 import { loadWeightsFile } from '../safetensors/weights-file.js';
 import type { OnnxComponent } from './onnx-artifacts.js';
@@ -69,7 +68,7 @@ function componentWeights(
  * @throws MODEL_WEIGHTS_MISMATCH when the weights do not match the card's config.
  */
 export function exportOnnx(options: ExportOnnxOptions): ExportOnnxResult {
-  const card = getModelCard(options.model);
+  const card = DEFAULT_CARD_REGISTRY.get(options.model);
   const component = options.component ?? 'dit';
   const form = options.form ?? 'eager';
   const spec = card.components.find((c) => c.id === component);
@@ -110,7 +109,7 @@ export function exportOnnx(options: ExportOnnxOptions): ExportOnnxResult {
   const weights =
     options.weights !== undefined
       ? componentWeights(options.weights, component)
-      : initWeights(card.config, seed, component);
+      : spec.initWeights(seed);
   const bytes = build({ form, weights, ...dims });
   return options.weights !== undefined
     ? { ...base, bytes, weightsSource: 'given', dims }

@@ -1,13 +1,9 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import type { StepOverride, StepResult } from '../loop-types.js';
-import { f32Tensor } from '../runtime-tensor.js';
-import {
-  KERNEL_OPS,
-  type CfgCombineKernel,
-  type FlowMatchStepKernel,
-  type FlowSdeStepKernel,
-} from './solver-kernels.js';
-import { arenaBytes, type StepIO } from './step-io.js';
+import type { cfgCombine, flowMatchStep, flowSdeStep } from '@flowfleet/numerics';
+import { SOLVER_OP } from '@flowfleet/platform';
+import type { StepOverride, StepResult } from '../../loop/loop-types.js';
+import { f32Tensor } from '../../loop/runtime-tensor.js';
+import { arenaBytes, type StepIO } from '../../loop/step-io.js';
 
 /** The fixed geometry of one rollout's denoise steps. */
 export interface DenoiseGeometry {
@@ -97,7 +93,7 @@ async function velocityOf(
     );
   }
   if (!geo.cfg) return velocity.data;
-  const cfg = io.kernel<CfgCombineKernel>(KERNEL_OPS.cfg);
+  const cfg = io.kernel<typeof cfgCombine>(SOLVER_OP.cfg);
   return cfg(
     velocity.data.subarray(0, n),
     velocity.data.subarray(n, 2 * n),
@@ -121,12 +117,11 @@ export async function computeDenoiseStep(
   let velocity: Float32Array;
   if (override !== undefined) {
     if (override.velocity.length !== n) {
+      // An interceptor's velocity stands in for the forward's output: the same contract holds.
       throw new FlowfleetError(
-        'RT_INVALID_REQUEST',
-        `override velocity has ${override.velocity.length} values, expected ${n}`,
-        {
-          details: { field: 'override', value: override.velocity.length },
-        },
+        'MODEL_INPUT_INVALID',
+        `override velocity from ${override.source} has ${override.velocity.length} values, expected ${n}`,
+        { details: { input: 'override.velocity', length: override.velocity.length, expected: n } },
       );
     }
     velocity = override.velocity;
@@ -139,7 +134,7 @@ export async function computeDenoiseStep(
   const logProbs = io.f64('log_probs', geo.group);
   const size = geo.sampleSize;
   if (geo.sampler === 'sde') {
-    const sde = io.kernel<FlowSdeStepKernel>(KERNEL_OPS.sde);
+    const sde = io.kernel<typeof flowSdeStep>(SOLVER_OP.sde);
     for (let g = 0; g < geo.group; g++) {
       const lo = g * size;
       const hi = lo + size;
@@ -158,7 +153,7 @@ export async function computeDenoiseStep(
       logProbs[g] = step.logProb;
     }
   } else {
-    const euler = io.kernel<FlowMatchStepKernel>(KERNEL_OPS.euler);
+    const euler = io.kernel<typeof flowMatchStep>(SOLVER_OP.euler);
     for (let g = 0; g < geo.group; g++) {
       const lo = g * size;
       const hi = lo + size;

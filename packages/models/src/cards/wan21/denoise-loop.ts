@@ -1,6 +1,5 @@
-import type { ModelCard } from '@flowfleet/models';
 import { flowGrpoStdDev } from '@flowfleet/numerics';
-import { tokenize } from '@flowfleet/models';
+import { SOLVER_OP } from '@flowfleet/platform';
 import {
   DONE,
   type DrivenLoop,
@@ -8,8 +7,13 @@ import {
   type StepInstance,
   type StepResult,
   type WorkPlan,
-} from '../loop-types.js';
-import type { RuntimeTensor } from '../runtime-tensor.js';
+} from '../../loop/loop-types.js';
+import type { RolloutTrajectory } from '../../loop/rollout-loop.js';
+import type { RuntimeTensor } from '../../loop/runtime-tensor.js';
+import { eagerIO, graphIO } from '../../loop/step-io.js';
+import type { ResolvedSamplingRequest } from '../../sampling/sampling-request.js';
+import { tokenize } from '../../tokenize.js';
+import type { Wan21Config } from '../../wan21-config.js';
 import {
   computeDenoiseStep,
   denoiseWorkspaceBytes,
@@ -17,24 +21,10 @@ import {
   type DenoiseInputs,
 } from './denoise-step.js';
 import { DenoiseLoopState } from './denoise-state.js';
-import { KERNEL_OPS } from './solver-kernels.js';
-import type { ResolvedRolloutRequest } from './rollout-request.js';
-import { eagerIO, graphIO } from './step-io.js';
 import { computeEncodeStep, type EncodeStepResult } from './encode-step.js';
 
 /** The loop id of the wan21 denoise loop (as the card's LoopSpec names it). */
 export const WAN21_DENOISE_LOOP_ID = 'diffusion_denoise';
-
-/** The trajectory a finished denoise loop hands back. */
-export interface DenoiseOutput {
-  readonly request: ResolvedRolloutRequest;
-  readonly geometry: DenoiseGeometry;
-  readonly latents: Float32Array;
-  readonly logProbs: Float64Array;
-  readonly sigmas: Float64Array;
-  readonly timesteps: Float64Array;
-  readonly stepIndices: Int32Array;
-}
 
 type StepOut =
   | EncodeStepResult
@@ -58,12 +48,11 @@ function f32(data: Float32Array, dims: readonly number[]): RuntimeTensor {
  * capturable.
  */
 export function createWan21DenoiseLoop(
-  card: ModelCard,
-): DrivenLoop<ResolvedRolloutRequest, DenoiseLoopState, StepOut, DenoiseOutput> {
-  const config = card.config;
+  config: Wan21Config,
+): DrivenLoop<ResolvedSamplingRequest, DenoiseLoopState, StepOut, RolloutTrajectory> {
   return {
     loopId: WAN21_DENOISE_LOOP_ID,
-    init(request: ResolvedRolloutRequest, _instance: StepInstance): DenoiseLoopState {
+    init(request: ResolvedSamplingRequest, _instance: StepInstance): DenoiseLoopState {
       const { frames, height, width } = request.shape;
       const cfg = request.guidanceScale !== 1;
       const group = request.seeds.length;
@@ -98,11 +87,11 @@ export function createWan21DenoiseLoop(
       state.logProbs.set(logProbs, i * state.geometry.group);
       state.step++;
     },
-    finalize(state: DenoiseLoopState): DenoiseOutput {
+    finalize(state: DenoiseLoopState): RolloutTrajectory {
       const steps = state.request.steps;
       return {
-        request: state.request,
-        geometry: state.geometry,
+        group: state.geometry.group,
+        latentDims: state.geometry.latentDims,
         latents: state.trajectory,
         logProbs: state.logProbs,
         sigmas: state.sigmas,
@@ -161,7 +150,7 @@ export function createWan21DenoiseLoop(
       scalars: { dtype: 'float64', dims: [4], data: scalars },
     };
     if (noise !== undefined) graphInputs['noise'] = f32(noise, latentDims);
-    const solver = request.sampler === 'sde' ? KERNEL_OPS.sde : KERNEL_OPS.euler;
+    const solver = request.sampler === 'sde' ? SOLVER_OP.sde : SOLVER_OP.euler;
     return {
       step: { loopId: WAN21_DENOISE_LOOP_ID, kind: 'denoise', index: i },
       components: ['dit'],
@@ -188,7 +177,7 @@ export function createWan21DenoiseLoop(
       },
       graphInputs,
       graphComponents: { dit: { latent: batchDims, timestep: [geo.batch], context: contextDims } },
-      graphKernels: geo.cfg ? [KERNEL_OPS.cfg, solver] : [solver],
+      graphKernels: geo.cfg ? [SOLVER_OP.cfg, solver] : [solver],
     };
   }
 }

@@ -1,13 +1,13 @@
 import { gaussianNoise } from '@flowfleet/numerics';
 import type { DenoiseGeometry } from './denoise-step.js';
-import type { ResolvedRolloutRequest } from './rollout-request.js';
+import type { ResolvedSamplingRequest } from '../../sampling/sampling-request.js';
 
 /**
  * Everything one rollout of the denoise loop holds: the request, the schedule, the text context,
  * the current latents and the recorded trajectory. Nothing per request lives anywhere else.
  */
 export class DenoiseLoopState {
-  readonly request: ResolvedRolloutRequest;
+  readonly request: ResolvedSamplingRequest;
   readonly geometry: DenoiseGeometry;
   readonly sigmas: Float64Array;
   /** t_i = 1000·σ_i for i = 0..T−1. */
@@ -23,7 +23,7 @@ export class DenoiseLoopState {
   /** Index of the next denoise step. */
   step = 0;
 
-  constructor(request: ResolvedRolloutRequest, geometry: DenoiseGeometry) {
+  constructor(request: ResolvedSamplingRequest, geometry: DenoiseGeometry) {
     this.request = request;
     this.geometry = geometry;
     this.sigmas = request.sigmas;

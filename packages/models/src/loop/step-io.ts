@@ -1,5 +1,5 @@
 import type { TensorData, TensorMap } from '@flowfleet/platform';
-import type { GraphWorkspace, StepInstance } from '../loop-types.js';
+import type { GraphWorkspace, StepInstance } from './loop-types.js';
 
 /** What a step's compute needs: a forward, kernels and scratch (fresh or from a workspace). */
 export interface StepIO {

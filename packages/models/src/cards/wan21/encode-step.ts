@@ -1,7 +1,7 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import type { StepResult } from '../loop-types.js';
-import { asComponentTensor, type RuntimeTensor } from '../runtime-tensor.js';
-import type { StepIO } from './step-io.js';
+import type { StepResult } from '../../loop/loop-types.js';
+import { asComponentTensor, type RuntimeTensor } from '../../loop/runtime-tensor.js';
+import type { StepIO } from '../../loop/step-io.js';
 
 /** The text-encode step's result: the context of each distinct prompt [P, L, textDim]. */
 export interface EncodeStepResult extends StepResult {

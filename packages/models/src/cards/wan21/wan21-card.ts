@@ -1,0 +1,124 @@
+import { SOLVER_OP } from '@flowfleet/platform';
+import {
+  createDitReferenceFactory,
+  createTextEncoderReferenceFactory,
+  type ComponentFactory,
+} from '../../components/reference-components.js';
+import { initWeights } from '../../init-weights.js';
+import { createOnnxArtifacts } from '../../onnx/onnx-artifacts.js';
+import { parameterShapes, textEncoderParameterShapes } from '../../parameter-shapes.js';
+import { invalidRequest, resolveSamplingRequest } from '../../sampling/resolve-sampling-request.js';
+import type {
+  LatentSize,
+  ResolvedSamplingRequest,
+  SamplingDefaults,
+  SamplingRequest,
+} from '../../sampling/sampling-request.js';
+import type { Wan21Config } from '../../wan21-config.js';
+import type { ModelCard, ModelComponentSpec } from '../model-card.js';
+import { createWan21DenoiseLoop, WAN21_DENOISE_LOOP_ID } from './denoise-loop.js';
+
+/** The two components of a wan21 card. */
+export type Wan21ComponentId = 'dit' | 'text_encoder';
+
+/** How to build a card with the wan21 structure (dit + text_encoder, the CFG denoise loop). */
+export interface Wan21CardOptions {
+  readonly id: string;
+  readonly config: Wan21Config;
+  /** Per component: the terminal-rung factory (default: the TS reference in the worker pool). */
+  readonly factories?: Partial<Record<Wan21ComponentId, ComponentFactory>>;
+  /** Per component: the backend artifacts (default: the ONNX builders of `config`). */
+  readonly artifacts?: Partial<Record<Wan21ComponentId, Readonly<Record<string, unknown>>>>;
+  /** Default `breakable`; `eager` for components that cannot capture. */
+  readonly graphCapture?: 'eager' | 'breakable';
+  readonly sampling?: SamplingDefaults;
+  readonly latent?: LatentSize;
+}
+
+const DEFAULT_SAMPLING: SamplingDefaults = Object.freeze({
+  steps: 8,
+  shift: 3,
+  guidanceScale: 4.5,
+  noiseLevel: 0.7,
+  sampler: 'sde',
+});
+
+const DEFAULT_LATENT: LatentSize = Object.freeze({ frames: 4, height: 16, width: 16 });
+
+/**
+ * The wan21 request rules: the shared flow-matching rules, then a latent whose frames, height
+ * and width are multiples of the DiT's patch (patchify needs whole patches).
+ * @throws FlowfleetError MODEL_INVALID_REQUEST naming the field
+ */
+function resolveWan21Request(
+  card: Pick<ModelCard<Wan21Config>, 'config' | 'sampling' | 'latent'>,
+  request: SamplingRequest,
+): ResolvedSamplingRequest {
+  const resolved = resolveSamplingRequest(card, request);
+  const [pt, ph, pw] = card.config.patch;
+  const checks = [
+    ['shape.frames', resolved.shape.frames, pt, 'frames'],
+    ['shape.height', resolved.shape.height, ph, 'height'],
+    ['shape.width', resolved.shape.width, pw, 'width'],
+  ] as const;
+  for (const [field, value, patch, axis] of checks) {
+    if (value % patch !== 0) {
+      throw invalidRequest(field, `must be a multiple of the patch ${axis} ${patch}`, value);
+    }
+  }
+  return resolved;
+}
+
+/** The ops of a wan21 rollout: the sampler's solver op, and cfg_combine when guidance is on. */
+function wan21RequiredOps(request: ResolvedSamplingRequest): string[] {
+  const ops: string[] = [request.sampler === 'ode' ? SOLVER_OP.euler : SOLVER_OP.sde];
+  if (request.guidanceScale !== 1) ops.push(SOLVER_OP.cfg);
+  return ops;
+}
+
+/**
+ * A card with the wan21 structure: a `dit` and a `text_encoder` component (TS reference
+ * factories and ONNX artifacts unless given), the `diffusion_denoise` loop, Wan2.1 parameter
+ * shapes and initial weights of `config`, and the wan21 request rules.
+ */
+export function createWan21Card(options: Wan21CardOptions): ModelCard<Wan21Config> {
+  const { config } = options;
+  const component = (
+    id: Wan21ComponentId,
+    reference: (config: Wan21Config) => ComponentFactory,
+    shapes: (config: Wan21Config) => Map<string, number[]>,
+  ): ModelComponentSpec =>
+    Object.freeze({
+      id,
+      kind: id,
+      factory: options.factories?.[id] ?? reference(config),
+      artifacts: options.artifacts?.[id] ?? createOnnxArtifacts(config, id),
+      parameterShapes: () => shapes(config),
+      initWeights: (seed: number) => initWeights(config, seed, id),
+    });
+  const card: ModelCard<Wan21Config> = Object.freeze({
+    id: options.id,
+    config,
+    components: Object.freeze([
+      component('dit', (c) => createDitReferenceFactory(c), parameterShapes),
+      component(
+        'text_encoder',
+        (c) => createTextEncoderReferenceFactory(c),
+        textEncoderParameterShapes,
+      ),
+    ]),
+    loops: Object.freeze([
+      Object.freeze({
+        loopId: WAN21_DENOISE_LOOP_ID,
+        graphCapture: options.graphCapture ?? 'breakable',
+        sharedWeightComponents: Object.freeze(['dit']),
+        create: () => createWan21DenoiseLoop(config),
+      }),
+    ]),
+    sampling: Object.freeze({ ...(options.sampling ?? DEFAULT_SAMPLING) }),
+    latent: Object.freeze({ ...(options.latent ?? DEFAULT_LATENT) }),
+    resolveRequest: (request: SamplingRequest) => resolveWan21Request(card, request),
+    requiredOps: wan21RequiredOps,
+  });
+  return card;
+}

@@ -1,0 +1,137 @@
+import { FlowfleetError } from '@flowfleet/errors';
+import { linearShiftSigmas, sdeScheduleIssue } from '@flowfleet/numerics';
+import type {
+  LatentSize,
+  ResolvedSamplingRequest,
+  SamplingDefaults,
+  SamplingRequest,
+} from './sampling-request.js';
+
+/** What the flow-matching rules fill defaults from: a card's sampling and latent defaults. */
+export interface SamplingRequestDefaults {
+  readonly sampling: SamplingDefaults;
+  readonly latent: LatentSize;
+}
+
+/**
+ * The coded error of a request that breaks a card's rules; `field` names the request field.
+ * @returns a FlowfleetError MODEL_INVALID_REQUEST
+ */
+export function invalidRequest(
+  field: string,
+  message: string,
+  value: unknown,
+  extra: Readonly<Record<string, unknown>> = {},
+): FlowfleetError {
+  return new FlowfleetError('MODEL_INVALID_REQUEST', `${field}: ${message}`, {
+    details: { field, value: typeof value === 'number' ? value : String(value), ...extra },
+  });
+}
+
+function positiveInt(field: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw invalidRequest(field, 'expected an integer ≥ 1', value);
+  }
+  return value;
+}
+
+function finite(field: string, value: number, min: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
+    throw invalidRequest(field, `expected a finite number ≥ ${min}`, value);
+  }
+  return value;
+}
+
+/** Checks a schedule: ≥ 2 finite entries, σ_0 ∈ (0, 1], strictly decreasing, σ_T ≥ 0. */
+function checkSchedule(field: string, sigmas: Float64Array): Float64Array {
+  if (sigmas.length < 2) throw invalidRequest(field, 'expected at least 2 entries', sigmas.length);
+  if (!(sigmas[0]! <= 1 && sigmas[0]! > 0)) {
+    throw invalidRequest(field, 'σ_0 must be in (0, 1]', sigmas[0]);
+  }
+  for (let i = 1; i < sigmas.length; i++) {
+    if (!(sigmas[i]! < sigmas[i - 1]! && sigmas[i]! >= 0)) {
+      throw invalidRequest(
+        field,
+        `sigmas must be strictly decreasing and ≥ 0 (index ${i})`,
+        sigmas[i],
+      );
+    }
+  }
+  return sigmas;
+}
+
+function scheduleOf(request: SamplingRequest, defaults: SamplingDefaults): Float64Array {
+  if (request.sigmas !== undefined)
+    return checkSchedule('sigmas', Float64Array.from(request.sigmas));
+  const shift = finite('shift', request.shift ?? defaults.shift, Number.MIN_VALUE);
+  const steps = positiveInt('steps', request.steps ?? defaults.steps);
+  // A shift so small that the formula's σ_i stop decreasing (e.g. 5e-324) is the shift's fault.
+  return checkSchedule('shift', linearShiftSigmas(steps, shift));
+}
+
+/**
+ * The flow-matching request rules every card shares: fills defaults from the card, checks seeds,
+ * sampler, schedule (explicit or linear-shift, finite and strictly decreasing), latent size,
+ * guidance and noise level, and for the SDE sampler that every step is one the float32 numerics
+ * survive (numerics' `sdeScheduleIssue`: noise above the float32 resolution of the latent, no
+ * step amplifying the latent). Cards add their own rules on top (e.g. a patch multiple).
+ * @throws FlowfleetError MODEL_INVALID_REQUEST naming the field
+ */
+export function resolveSamplingRequest(
+  defaults: SamplingRequestDefaults,
+  request: SamplingRequest,
+): ResolvedSamplingRequest {
+  const { sampling } = defaults;
+  if (typeof request.prompt !== 'string') {
+    throw invalidRequest('prompt', 'expected a string', request.prompt);
+  }
+  if (request.seeds.length === 0) throw invalidRequest('seeds', 'expected at least one seed', 0);
+  for (const seed of request.seeds) {
+    if (!Number.isSafeInteger(seed) || seed < 0) {
+      throw invalidRequest('seeds', 'each seed must be an integer in [0, 2^53)', seed);
+    }
+  }
+  const sampler = request.sampler ?? sampling.sampler;
+  if (sampler !== 'ode' && sampler !== 'sde') {
+    throw invalidRequest('sampler', "expected 'ode' or 'sde'", sampler);
+  }
+  const sigmas = scheduleOf(request, sampling);
+  const shift = request.sigmas === undefined ? (request.shift ?? sampling.shift) : null;
+  const latent = request.shape ?? defaults.latent;
+  positiveInt('shape.frames', latent.frames);
+  positiveInt('shape.height', latent.height);
+  positiveInt('shape.width', latent.width);
+  const guidanceScale = finite('guidanceScale', request.guidanceScale ?? sampling.guidanceScale, 0);
+  const noiseLevel = finite('noiseLevel', request.noiseLevel ?? sampling.noiseLevel, 0);
+  if (sampler === 'sde') checkSdeSchedule(sigmas, noiseLevel);
+  return {
+    prompt: request.prompt,
+    negativePrompt: request.negativePrompt ?? '',
+    seeds: [...request.seeds],
+    steps: sigmas.length - 1,
+    shift,
+    sigmas,
+    sampler,
+    noiseLevel,
+    guidanceScale,
+    shape: { frames: latent.frames, height: latent.height, width: latent.width },
+  };
+}
+
+function checkSdeSchedule(sigmas: Float64Array, noiseLevel: number): void {
+  if (noiseLevel === 0) {
+    throw invalidRequest('noiseLevel', 'the SDE sampler needs a noise level > 0', noiseLevel);
+  }
+  if (sigmas.length > 2 && !(sigmas[1]! < 1)) {
+    throw invalidRequest('sigmas', 'σ_1 must be below 1 for the SDE sampler', sigmas[1]);
+  }
+  const issue = sdeScheduleIssue(sigmas, noiseLevel);
+  if (issue !== undefined) {
+    throw invalidRequest('noiseLevel', issue.message, noiseLevel, {
+      rule: issue.rule,
+      step: issue.step,
+      std: issue.std,
+      coefX: issue.coefX,
+    });
+  }
+}

@@ -1,0 +1,16 @@
+import type { SamplingRequest } from '@flowfleet/models';
+import type { StepInterceptor, StepObserver } from './step-hooks.js';
+
+/**
+ * One rollout group as the runtime takes it: the sampling request its card's rules resolve
+ * (defaults from the card), plus how this process runs it.
+ */
+export interface RolloutRequest extends SamplingRequest {
+  /** `off` runs every step eagerly (no capture, no eager-break counting). Default `auto`. */
+  readonly graphCapture?: 'auto' | 'off';
+  /** Per-request interceptors (at most one distribution-altering). */
+  readonly interceptors?: readonly StepInterceptor[];
+  readonly observers?: readonly StepObserver[];
+  /** Cancels at the next step boundary. */
+  readonly signal?: AbortSignal;
+}
