@@ -376,6 +376,33 @@ export const ERROR_CODES = {
     summary:
       'A golden-vectors file is not valid JSON or does not have the golden format; names the bad field.',
   },
+  FMT_SAFETENSORS_INVALID: {
+    source: 'formats',
+    httpStatus: 400,
+    summary:
+      'A safetensors file breaks the format (header length, UTF-8 JSON object, duplicate or empty name, `__metadata__` strings, dtype, shape, offsets, gap, overlap, trailing bytes, BOOL byte), or the writer is given a tensor that does not match its dtype and shape; `details.reason` names the rule.',
+  },
+  FMT_ROLLOUT_INVALID: {
+    source: 'formats',
+    httpStatus: 400,
+    summary:
+      'A RolloutFile v1 record, file or summary breaks docs/formats/rollout-file-v1.md (format, version, metadata schema, tensor set, dtype, shape, non-finite value, seed range, summary lengths); `details.reason` names the rule.',
+  },
+  FMT_INVALID_ARGUMENT: {
+    source: 'formats',
+    httpStatus: 400,
+    summary: 'A RolloutFile accessor was given a step or sample index outside the file.',
+  },
+  FMT_FILE_IO: {
+    source: 'formats',
+    httpStatus: 500,
+    summary: 'A safetensors file could not be opened, sized or read.',
+  },
+  FMT_ONNX_MALFORMED: {
+    source: 'formats',
+    httpStatus: 400,
+    summary: 'Bytes read back as an ONNX model are not a well-formed protobuf message.',
+  },
   MODEL_CONFIG_INVALID: {
     source: 'models',
     httpStatus: 400,

@@ -1,4 +1,4 @@
-/** ONNX TensorProto.DataType values we use. */
+/** ONNX TensorProto.DataType values this codec writes (onnx.proto's names). */
 export const ONNX_DTYPE = {
   float: 1,
   int32: 6,
@@ -6,7 +6,7 @@ export const ONNX_DTYPE = {
   double: 11,
 } as const;
 
-/** The element types the graph builder knows. */
+/** The element types this codec writes. */
 export type OnnxElemType = keyof typeof ONNX_DTYPE;
 
 /** A dimension: a fixed size or a symbolic name (`dim_param`). */
@@ -36,13 +36,13 @@ export type OnnxAttribute =
   | { readonly kind: 'string'; readonly value: string }
   | { readonly kind: 'tensor'; readonly value: OnnxTensor };
 
-/** One graph node. */
+/** One graph node. Optional fields are written only when present. */
 export interface OnnxNode {
   readonly opType: string;
-  readonly name: string;
+  readonly name?: string;
   readonly inputs: readonly string[];
   readonly outputs: readonly string[];
-  readonly attributes: Readonly<Record<string, OnnxAttribute>>;
+  readonly attributes?: Readonly<Record<string, OnnxAttribute>>;
   readonly domain?: string;
 }
 
@@ -52,20 +52,21 @@ export interface OnnxGraph {
   readonly nodes: readonly OnnxNode[];
   readonly inputs: readonly OnnxValueInfo[];
   readonly outputs: readonly OnnxValueInfo[];
-  readonly initializers: readonly OnnxTensor[];
+  readonly initializers?: readonly OnnxTensor[];
 }
 
-/** A whole model. */
+/** An operator set a model imports; no `domain` means the default `ai.onnx` domain. */
+export interface OnnxOpsetImport {
+  readonly domain?: string;
+  readonly version: number;
+}
+
+/** A whole model. Optional fields are written only when present (an empty string is written). */
 export interface OnnxModel {
   readonly irVersion: number;
-  readonly opsetImports: readonly { readonly domain: string; readonly version: number }[];
-  readonly producerName: string;
-  readonly producerVersion: string;
+  readonly opsetImports: readonly OnnxOpsetImport[];
+  readonly producerName?: string;
+  readonly producerVersion?: string;
   readonly graph: OnnxGraph;
   readonly metadata?: Readonly<Record<string, string>>;
 }
-
-/** IR version written (ONNX 1.12 era, the one that introduced opset 17). */
-export const ONNX_IR_VERSION = 8;
-/** The ai.onnx opset every flowfleet graph targets. */
-export const ONNX_OPSET = 17;

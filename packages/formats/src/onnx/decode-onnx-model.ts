@@ -40,11 +40,11 @@ export interface OnnxModelSummary {
 
 /**
  * Reads back the structure of ModelProto bytes (not the tensor values): opsets, interface,
- * initializer names and shapes, node list. Used by tests and by `exportOnnx` callers to inspect.
+ * initializer names and shapes, node list. Used by tests and by callers of a card's ONNX export to inspect a graph.
  *
- * @throws FlowfleetError MODEL_ONNX_MALFORMED when the bytes are not a well-formed message.
+ * @throws FlowfleetError FMT_ONNX_MALFORMED when the bytes are not a well-formed message.
  */
-export function decodeModelSummary(bytes: Uint8Array): OnnxModelSummary {
+export function decodeOnnxModelSummary(bytes: Uint8Array): OnnxModelSummary {
   const model = readProtoFields(bytes);
   const graphBytes = messages(model, 7)[0] ?? new Uint8Array(0);
   const graph = readProtoFields(graphBytes);

@@ -26,16 +26,21 @@ const STRING_ENTRY = { key: 1, value: 2 };
 
 const IS_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-/** Serialises an ONNX model to ModelProto bytes. */
-export function encodeModel(model: OnnxModel): Uint8Array {
+/**
+ * Serialises an ONNX model to ModelProto bytes (the one ONNX writer: model cards' graph builders
+ * and backends' probe and test models use it). Fields are written in field-number order within
+ * each message, optional ones only when present, so equal models give equal bytes.
+ */
+export function encodeOnnxModel(model: OnnxModel): Uint8Array {
   const w = new ProtoWriter();
   w.varint(MODEL.irVersion, model.irVersion);
-  w.string(MODEL.producerName, model.producerName);
-  w.string(MODEL.producerVersion, model.producerVersion);
+  if (model.producerName !== undefined) w.string(MODEL.producerName, model.producerName);
+  if (model.producerVersion !== undefined) w.string(MODEL.producerVersion, model.producerVersion);
   w.message(MODEL.graph, encodeGraph(model.graph));
   for (const opset of model.opsetImports) {
     const o = new ProtoWriter();
-    o.string(OPSET.domain, opset.domain).varint(OPSET.version, opset.version);
+    if (opset.domain !== undefined) o.string(OPSET.domain, opset.domain);
+    o.varint(OPSET.version, opset.version);
     w.message(MODEL.opset, o);
   }
   for (const [key, value] of Object.entries(model.metadata ?? {})) {
@@ -51,7 +56,7 @@ function encodeGraph(graph: OnnxGraph): ProtoWriter {
   const w = new ProtoWriter();
   for (const node of graph.nodes) w.message(GRAPH.node, encodeNode(node));
   w.string(GRAPH.name, graph.name);
-  for (const t of graph.initializers) w.message(GRAPH.initializer, encodeTensor(t));
+  for (const t of graph.initializers ?? []) w.message(GRAPH.initializer, encodeTensor(t));
   for (const v of graph.inputs) w.message(GRAPH.input, encodeValueInfo(v));
   for (const v of graph.outputs) w.message(GRAPH.output, encodeValueInfo(v));
   return w;
@@ -61,9 +66,9 @@ function encodeNode(node: OnnxNode): ProtoWriter {
   const w = new ProtoWriter();
   for (const input of node.inputs) w.string(NODE.input, input);
   for (const output of node.outputs) w.string(NODE.output, output);
-  w.string(NODE.name, node.name);
+  if (node.name !== undefined) w.string(NODE.name, node.name);
   w.string(NODE.opType, node.opType);
-  for (const [name, attr] of Object.entries(node.attributes)) {
+  for (const [name, attr] of Object.entries(node.attributes ?? {})) {
     w.message(NODE.attribute, encodeAttribute(name, attr));
   }
   if (node.domain !== undefined) w.string(NODE.domain, node.domain);

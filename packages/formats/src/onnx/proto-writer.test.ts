@@ -48,7 +48,7 @@ describe('ProtoWriter / readProtoFields', () => {
     expect(out[out.length - 1]).toBe(7);
   });
 
-  it('rejects truncated input with MODEL_ONNX_MALFORMED', () => {
+  it('rejects truncated input with FMT_ONNX_MALFORMED', () => {
     const bytes = new ProtoWriter().string(1, 'abcdef').finish().subarray(0, 4);
     let error: unknown;
     try {
@@ -56,6 +56,6 @@ describe('ProtoWriter / readProtoFields', () => {
     } catch (e) {
       error = e;
     }
-    expect(isFlowfleetError(error, 'MODEL_ONNX_MALFORMED')).toBe(true);
+    expect(isFlowfleetError(error, 'FMT_ONNX_MALFORMED')).toBe(true);
   });
 });

@@ -10,7 +10,7 @@ export type ProtoField =
 const TEXT_DECODER = new TextDecoder();
 
 function malformed(message: string, offset: number): FlowfleetError {
-  return new FlowfleetError('MODEL_ONNX_MALFORMED', `${message} at byte ${offset}`, {
+  return new FlowfleetError('FMT_ONNX_MALFORMED', `${message} at byte ${offset}`, {
     details: { offset },
   });
 }
@@ -18,7 +18,7 @@ function malformed(message: string, offset: number): FlowfleetError {
 /**
  * Decodes one protobuf message into its fields, in wire order (no schema needed).
  *
- * @throws FlowfleetError MODEL_ONNX_MALFORMED when the bytes are not a well-formed message.
+ * @throws FlowfleetError FMT_ONNX_MALFORMED when the bytes are not a well-formed message.
  */
 export function readProtoFields(bytes: Uint8Array): ProtoField[] {
   const fields: ProtoField[] = [];
