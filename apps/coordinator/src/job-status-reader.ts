@@ -1,14 +1,13 @@
 import { FlowfleetError } from '@flowfleet/errors';
+import { RolloutSummarySchema, type RolloutSummary } from '@flowfleet/formats';
 import {
   ErrorEnvelopeSchema,
   JobProgressSchema,
   RolloutJobSchema,
-  RolloutSummarySchema,
   parseOrThrow,
   type JobProgress,
   type JobState,
   type JobStatus,
-  type RolloutSummary,
 } from '@flowfleet/protocol';
 import type { Job } from 'bullmq';
 import type { BlobStore } from './blob-store.js';
@@ -143,7 +142,8 @@ export class JobStatusReader {
   }
 
   /**
-   * Checks an uploaded summary: JSON, the RolloutSummary schema, and the job's own id.
+   * Checks an uploaded summary: JSON, RolloutFile v1's summary schema (formats), and the job's
+   * own id.
    * @throws FlowfleetError `API_INVALID_BODY` listing the problems.
    */
   validateSummary(id: string, bytes: Buffer): RolloutSummary {

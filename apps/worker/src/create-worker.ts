@@ -171,7 +171,6 @@ class FleetWorker implements FlowfleetWorker {
     this.#syncer = syncer;
     const runner = new RolloutJobRunner({
       workerId: options.workerId,
-      facts: platform.facts,
       limits: DEFAULT_LIMITS,
       manifest: () => this.manifest(),
       instance: (model) => host.instance(model),

@@ -16,7 +16,6 @@ export type { ManifestInput } from './manifest.js';
 export { INITIAL_WEIGHTS_SEED, INITIAL_WEIGHTS_VERSION, componentShapes } from './model-host.js';
 export { verifyWeightsBlob } from './blob-verifier.js';
 export type { ExpectedBlob, RefusalReason } from './blob-verifier.js';
-export { backendName, deterministicResultBytes, summarizeRollout } from './rollout-output.js';
 export { isUnrecoverable, toJobError } from './job-failure.js';
 export { ConcurrencyGate } from './concurrency-gate.js';
 export { workerKeys } from './keys.js';

@@ -247,12 +247,7 @@ export const ERROR_CODES = {
     summary:
       'The coordinator answered another sha256 or size than the bytes the client uploaded or downloaded.',
   },
-  CLIENT_RESULT_INVALID: {
-    source: 'client',
-    httpStatus: 502,
-    summary:
-      'A safetensors or rollout file is malformed (header, dtype, shape, offsets, format or metadata); names what is wrong.',
-  },
+
   CLIENT_JOB_FAILED: {
     source: 'client',
     httpStatus: 500,
@@ -414,12 +409,7 @@ export const ERROR_CODES = {
     httpStatus: 404,
     summary: 'No model card is registered under the requested id; lists the known ids.',
   },
-  MODEL_SAFETENSORS_INVALID: {
-    source: 'models',
-    httpStatus: 400,
-    summary:
-      'A safetensors buffer is malformed or truncated (header length, JSON, dtype, shape, offsets); nothing is loaded.',
-  },
+
   MODEL_WEIGHTS_MISMATCH: {
     source: 'models',
     httpStatus: 400,
@@ -442,11 +432,7 @@ export const ERROR_CODES = {
     summary:
       'ONNX export options are invalid: unknown component, form or flag, a captured graph without weights or fixed dims, or over the 2 GB protobuf limit.',
   },
-  MODEL_ONNX_MALFORMED: {
-    source: 'models',
-    httpStatus: 400,
-    summary: 'Bytes read back as an ONNX model are not a well-formed protobuf message.',
-  },
+
   MODEL_REFERENCE_WORKER_EXITED: {
     source: 'models',
     httpStatus: 503,
@@ -592,12 +578,6 @@ export const ERROR_CODES = {
     source: 'runtime',
     httpStatus: 499,
     summary: 'A rollout was cancelled through its AbortSignal; it stopped at a step boundary.',
-  },
-  RT_RESULT_INVALID: {
-    source: 'runtime',
-    httpStatus: 400,
-    summary:
-      'A rollout result file is malformed or does not have the documented layout; names what is wrong.',
   },
 } as const satisfies Record<string, ErrorCodeInfo>;
 

@@ -51,7 +51,6 @@ export type {
   RolloutRequest,
   RolloutRequestInput,
 } from './rollout-request.js';
-export { canonicalJson } from './canonical-json.js';
 export {
   DEFAULT_COMPONENT_KINDS,
   LANE_PREFIX,
@@ -79,8 +78,6 @@ export {
   weightSyncSchema,
 } from './weight-sync.js';
 export type { SyncAck, SyncStatus, WeightSync } from './weight-sync.js';
-export { CaptureStatsSchema, RolloutSummarySchema } from './rollout-summary.js';
-export type { CaptureStats, RolloutSummary } from './rollout-summary.js';
 export { JobProgressSchema, JobStateSchema, JobStatusSchema } from './job-status.js';
 export type { JobProgress, JobState, JobStatus } from './job-status.js';
 export { RolloutJobSchema, rolloutJobFor, rolloutJobSchema } from './rollout-job.js';

@@ -154,4 +154,29 @@ describe('safetensors codec (properties)', () => {
       { numRuns: 1000 },
     );
   });
+
+  it('refuses every truncation of a file, and every single-byte corruption of its header', () => {
+    const bytes = writeSafetensors(
+      { w: { dtype: 'F32', shape: [2], data: Float32Array.of(1, 2) } },
+      { k: 'v' },
+    );
+    expect(reasonOf(bytes)).toBe('accepted');
+    for (let end = 0; end < bytes.length; end++) {
+      expect(reasonOf(bytes.subarray(0, end)), `cut at ${end}`).not.toBe('accepted');
+    }
+    const headerEnd = 8 + Number(new DataView(bytes.buffer).getBigUint64(0, true));
+    for (let i = 0; i < headerEnd; i++) {
+      for (const value of [0x00, 0x20, 0x22, 0x7d, 0xff]) {
+        if (bytes[i] === value) continue;
+        const corrupt = bytes.slice();
+        corrupt[i] = value;
+        // A change inside a string or the padding may leave a valid file; then it must be whole.
+        if (reasonOf(corrupt) === 'accepted') {
+          const read = readSafetensors(corrupt);
+          const total = [...read.tensors.values()].reduce((n, t) => n + t.data.byteLength, 0);
+          expect(total, `byte ${i} = ${value}`).toBe(8);
+        }
+      }
+    }
+  });
 });

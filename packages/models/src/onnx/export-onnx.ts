@@ -5,7 +5,7 @@ import type { TensorData } from '@flowfleet/platform';
 import { getModelCard } from '../cards/model-cards.js';
 import { initWeights } from '../init-weights.js';
 import { TEXT_ENCODER_PREFIX } from '../parameter-shapes.js';
-import { loadWeightsFile } from '../safetensors/weights-file.js';
+import { loadWeightsFile } from '../weights/weights-file.js';
 import type { OnnxComponent } from './onnx-artifacts.js';
 import type { OnnxBuildOptions, OnnxForm } from './onnx-options.js';
 
@@ -126,7 +126,7 @@ export interface ExportOnnxFileOptions extends Omit<ExportOnnxOptions, 'weights'
 /**
  * Exports to a file (written atomically: temp file + rename).
  *
- * @throws the codes of `exportOnnx`, MODEL_WEIGHTS_IO / MODEL_SAFETENSORS_INVALID for the weights
+ * @throws the codes of `exportOnnx`, MODEL_WEIGHTS_IO / FMT_SAFETENSORS_INVALID for the weights
  *   file, and MODEL_WEIGHTS_IO when the output cannot be written.
  */
 export async function exportOnnxFile(options: ExportOnnxFileOptions): Promise<ExportOnnxResult> {
