@@ -82,6 +82,11 @@ function sameBits(a: Float32Array | Float64Array, b: Float32Array | Float64Array
   return x.length === y.length && x.every((v, i) => v === y[i]);
 }
 
+/** An sde rollout's log-probs (the bench runs sde only; ode has none). */
+function logProbsOf(result: RolloutResult): Float64Array {
+  return result.record.logProbs ?? new Float64Array(0);
+}
+
 function maxAbsDiff(a: Float32Array, b: Float32Array): number {
   let max = 0;
   for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i]! - b[i]!));
@@ -187,12 +192,12 @@ async function main(): Promise<void> {
     ortCapturedStepsPerSec: stepsPerSec(ms.captured),
     rawOrtStepsPerSec: stepsPerSec(ms.raw),
     capturedBitIdenticalToEager:
-      sameBits(lastCaptured.latents, lastEager.latents) &&
-      sameBits(lastCaptured.logProbs, lastEager.logProbs),
+      sameBits(lastCaptured.record.latents, lastEager.record.latents) &&
+      sameBits(logProbsOf(lastCaptured), logProbsOf(lastEager)),
     rawBitIdenticalToCaptured:
-      sameBits(lastRaw.latents, lastCaptured.latents) &&
-      sameBits(lastRaw.logProbs, lastCaptured.logProbs),
-    tsVsOrtMaxAbsLatentDiff: maxAbsDiff(ts.value.latents, lastCaptured.latents),
+      sameBits(lastRaw.latents, lastCaptured.record.latents) &&
+      sameBits(lastRaw.logProbs, logProbsOf(lastCaptured)),
+    tsVsOrtMaxAbsLatentDiff: maxAbsDiff(ts.value.record.latents, lastCaptured.record.latents),
   };
   const rows = [
     ['TS reference (captured workspace)', ts.ms, stepsPerSec(ts.ms), 1],
@@ -231,7 +236,7 @@ async function main(): Promise<void> {
       node: process.version,
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model ?? 'unknown',
-      platform: firstCaptured.platform,
+      platform: firstCaptured.record.metadata.platform,
       ortPool: { threads: 1, intraOpThreads: Math.min(2, cpus().length) },
     },
     workload: {

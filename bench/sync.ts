@@ -11,12 +11,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  createWan21Config,
-  initWeights,
-  parameterShapes,
-  writeSafetensors,
-} from '@flowfleet/models';
+import { createWan21Config, encodeWeights, initWeights, parameterShapes } from '@flowfleet/models';
 import { FlowfleetClient } from '@flowfleet/client';
 import { fleetKeys, SyncAckSchema } from '@flowfleet/protocol';
 import { verifyWeightsBlob } from '@flowfleet/worker';
@@ -149,7 +144,7 @@ await runBench(async (teardown) => {
   const blobDir = mkdtempSync(join(tmpdir(), 'ff-sync-blobs-'));
   teardown.add('blob dir', async () => rmSync(blobDir, { recursive: true, force: true }));
   const blobs: Blob[] = Array.from({ length: REPS }, (_, i) => {
-    const bytes = writeSafetensors(initWeights(CONFIG, 1000 + i, 'dit'));
+    const bytes = encodeWeights(initWeights(CONFIG, 1000 + i, 'dit'));
     return { bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
   });
   const sizeMiB = blobs[0]!.bytes.byteLength / 2 ** 20;

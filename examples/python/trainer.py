@@ -170,8 +170,9 @@ def main(argv=None):
         print(f"enqueued {job_id} on {enqueued['lane']} ({enqueued['eligibleWorkers']} eligible workers)")
         status = wait_for(coordinator, job_id, args.timeout)
         summary = status["summary"]
-        print(f"completed on {summary['worker']} ({summary['backend']}) in {summary['timings']['totalMs']:.0f} ms, "
-              f"weights {summary['weights']}")
+        backends = ",".join(sorted(set(summary["backend"].values())))
+        print(f"completed on {summary['worker']} ({backends}) in {summary['timings']['totalMs']:.0f} ms, "
+              f"weights {summary['weightsVersions']}")
 
         blob = coordinator.result(job_id)
         header, metadata, data_start = read_safetensors_header(blob)

@@ -1,5 +1,5 @@
-import type { FlowfleetClient } from '@flowfleet/client';
-import { writeRolloutResult, type RolloutResult } from '@flowfleet/runtime';
+import { RolloutFile, type FlowfleetClient, type RolloutRecord } from '@flowfleet/client';
+import { writeRolloutFile } from '@flowfleet/formats';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestCoordinator, summaryFor, type TestCoordinator } from '../coordinator/fixture.js';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
@@ -27,46 +27,36 @@ afterEach(async () => {
 
 const T = 3;
 const G = 2;
-const DIMS: readonly [number, number, number, number] = [4, 1, 2, 3]; // n = 24
+const DIMS = [4, 1, 2, 3]; // n = 24
 
-/** A rollout result as the runtime produces it, with values that encode their position. */
-function rolloutResult(): RolloutResult {
+/** A rollout record as the runtime produces it, with values that encode their position. */
+function rolloutRecord(prompt = 'a red fox in snow'): RolloutRecord {
   const n = DIMS.reduce((a, b) => a * b, 1);
   const sigmas = Float64Array.of(1, 0.7, 0.35, 0);
   return {
-    model: 'wan21-mini',
-    loopId: 'diffusion_denoise',
-    prompt: 'a red fox in snow',
-    negativePrompt: '',
-    sampler: 'sde',
-    steps: T,
-    group: G,
-    latentDims: DIMS,
-    seeds: [7, 2 ** 41 + 3],
-    noiseLevel: 0.7,
-    guidanceScale: 4.5,
-    shift: 3,
+    metadata: {
+      model: 'wan21-mini',
+      loopId: 'diffusion_denoise',
+      prompt,
+      negativePrompt: '',
+      sampler: 'sde',
+      steps: T,
+      group: G,
+      latentDims: DIMS,
+      noiseLevel: 0.7,
+      guidanceScale: 4.5,
+      shift: 3,
+      weightsVersions: { dit: 4, text_encoder: 0 },
+      backend: { dit: 'cpu-reference', text_encoder: 'cpu-reference' },
+      platform: { device: 'cpu', arch: 'x86-64-v3' },
+      interceptors: [],
+    },
     latents: Float32Array.from({ length: (T + 1) * G * n }, (_, i) => i / 8),
     logProbs: Float64Array.from({ length: T * G }, (_, i) => -0.5 - i),
+    seeds: [7, 2 ** 41 + 3],
     sigmas,
     timesteps: Float64Array.from(sigmas.subarray(0, T), (s) => 1000 * s),
     stepIndices: Int32Array.of(0, 1, 2),
-    weightsVersions: { dit: 4, text_encoder: 0 },
-    backend: { dit: 'cpu-reference', text_encoder: 'cpu-reference' },
-    platform: { device: 'cpu', arch: 'x86-64-v3' },
-    interceptors: [],
-    captureStats: {
-      captures: 1,
-      replays: 2,
-      eagerBreaks: 0,
-      eagerBreakReasons: { 'not-capturable': 0, override: 0, 'no-graph-fn': 0 },
-      eagerSteps: 0,
-      evictions: 0,
-      liveGraphs: 0,
-      bytesHeld: 0,
-      captureMs: 1.5,
-    },
-    timings: { totalMs: 12, encodeMs: 1, denoiseMs: 10, captureMs: 1.5, stepMs: [3, 3, 4] },
   };
 }
 
@@ -91,61 +81,43 @@ function summaryFiles(id: string, result: Uint8Array) {
 }
 
 describe('getResult', () => {
-  it("reads the runtime's rollout file, uploaded through PUT /v1/results/:id, into typed arrays", async () => {
-    const result = rolloutResult();
-    const bytes = writeRolloutResult(result);
+  it("reads the worker's rollout file, uploaded through PUT /v1/results/:id, with formats' reader", async () => {
+    const record = rolloutRecord();
+    const bytes = writeRolloutFile(record);
     const id = await storedResult(bytes);
     expect(Buffer.from(await trainer.getResultBytes(id)).equals(Buffer.from(bytes))).toBe(true);
 
     const file = await trainer.getResult(id);
+    expect(file).toBeInstanceOf(RolloutFile);
     expect(file.steps).toBe(T);
     expect(file.group).toBe(G);
     expect(file.latentDims).toEqual(DIMS);
     expect(file.latents).toBeInstanceOf(Float32Array);
-    expect(file.latents).toEqual(result.latents);
-    expect(file.logProbs).toEqual(result.logProbs);
-    expect(file.sigmas).toEqual(result.sigmas);
-    expect(file.timesteps).toEqual(result.timesteps);
-    expect(file.stepIndices).toEqual(result.stepIndices);
+    expect(file.latents).toEqual(record.latents);
+    expect(file.logProbs).toEqual(record.logProbs);
+    expect(file.sigmas).toEqual(record.sigmas);
+    expect(file.timesteps).toEqual(record.timesteps);
+    expect(file.stepIndices).toEqual(record.stepIndices);
     expect(file.seeds).toEqual([7, 2 ** 41 + 3]);
     const n = 24;
-    expect(file.latent(2, 1)).toEqual(result.latents.subarray((2 * G + 1) * n, (2 * G + 2) * n));
-    expect(Array.from(file.logProbsOf(0))).toEqual([-0.5, -2.5, -4.5]);
-    expect(file.metadata).toMatchObject({
-      model: 'wan21-mini',
-      sampler: 'sde',
-      weightsVersions: { dit: 4, text_encoder: 0 },
-      backend: { dit: 'cpu-reference' },
-      timings: { totalMs: 12 },
-    });
+    expect(file.latent(2, 1)).toEqual(record.latents.subarray((2 * G + 1) * n, (2 * G + 2) * n));
+    expect(file.finalLatent(1)).toEqual(record.latents.subarray((T * G + 1) * n));
+    expect(Array.from(file.logProbsOf(0)!)).toEqual([-0.5, -2.5, -4.5]);
+    expect(file.metadata).toEqual(record.metadata);
   });
 
-  it('reads the file the worker uploads (per-attempt timings and captureStats left out)', async () => {
-    // As the worker's deterministicResultBytes does: drop the fields that differ per attempt.
-    const stable = Object.fromEntries(
-      Object.entries(rolloutResult()).filter(
-        ([field]) => !['timings', 'captureStats'].includes(field),
-      ),
-    );
-    const id = await storedResult(writeRolloutResult(stable as unknown as RolloutResult));
-    const file = await trainer.getResult(id);
-    expect(file.metadata.timings).toBeUndefined();
-    expect(file.metadata.captureStats).toBeUndefined();
-    expect(file.finalLatent(1)).toEqual(rolloutResult().latents.subarray((T * G + 1) * 24));
-  });
-
-  it('answers CLIENT_RESULT_INVALID for stored bytes that are not a rollout file', async () => {
+  it('answers FMT_SAFETENSORS_INVALID for stored bytes that are not a rollout file', async () => {
     const id = await storedResult(new TextEncoder().encode('not safetensors at all'));
     const error = await rejection(trainer.getResult(id));
-    expect(error.code).toBe('CLIENT_RESULT_INVALID');
+    expect(error.code).toBe('FMT_SAFETENSORS_INVALID');
   });
 
   it('answers a second upload of the same bytes unchanged and of other bytes API_RESULT_CONFLICT', async () => {
-    const bytes = writeRolloutResult(rolloutResult());
+    const bytes = writeRolloutFile(rolloutRecord());
     const id = await storedResult(bytes);
     const again = await worker.uploadResults(id, summaryFiles(id, bytes));
     expect(again).toMatchObject({ status: 'unchanged', summary: 'kept' });
-    const other = writeRolloutResult({ ...rolloutResult(), prompt: 'another prompt' });
+    const other = writeRolloutFile(rolloutRecord('another prompt'));
     const error = await rejection(worker.uploadResults(id, summaryFiles(id, other)));
     expect(error.code).toBe('API_RESULT_CONFLICT');
   });

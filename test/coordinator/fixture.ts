@@ -5,13 +5,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCoordinator, type Coordinator } from '@flowfleet/coordinator';
+import { summarizeRollout, type RolloutSummary } from '@flowfleet/formats';
 import {
   DEFAULT_LIMITS,
   SUMMARY_BYTES_HEADER,
   fleetKeys,
   type Limits,
   type ManifestRow,
-  type RolloutSummary,
   type WorkerHeartbeat,
   type WorkerManifest,
 } from '@flowfleet/protocol';
@@ -179,27 +179,55 @@ export function summaryFor(
   steps: number,
   worker = 'w-e2e',
 ): RolloutSummary {
-  const sigmas = Array.from({ length: steps + 1 }, (_, i) => 1 - i / steps);
-  return {
+  const sigmas = Float64Array.from({ length: steps + 1 }, (_, i) => 1 - i / steps);
+  const group = seeds.length;
+  const latentDims = [4, 1, 2, 2];
+  return summarizeRollout(
     id,
-    model: 'wan21-mini',
-    prompt: 'a red fox in snow',
-    seeds: [...seeds],
-    steps,
-    sampler: 'sde',
-    guidanceScale: 4.5,
-    noiseLevel: 0.7,
-    shift: 3,
-    shape: { frames: 4, height: 16, width: 16 },
-    sigmas,
-    timesteps: sigmas.map((s) => 1000 * s),
-    logProbs: seeds.map(() => Array.from({ length: steps }, () => -1.5)),
-    weights: { dit: 0 },
-    worker,
-    platform: { device: 'cpu', arch: 'x86-64-v3', features: [] },
-    backend: 'cpu',
-    timings: { totalMs: 5, perStepMs: Array.from({ length: steps }, () => 1) },
-  };
+    {
+      metadata: {
+        model: 'wan21-mini',
+        loopId: 'wan21.denoise',
+        prompt: 'a red fox in snow',
+        negativePrompt: '',
+        sampler: 'sde',
+        steps,
+        group,
+        latentDims,
+        noiseLevel: 0.7,
+        guidanceScale: 4.5,
+        shift: 3,
+        weightsVersions: { dit: 0 },
+        backend: { dit: 'cpu-reference', text_encoder: 'cpu-reference' },
+        platform: { device: 'cpu', arch: 'x86-64-v3' },
+        interceptors: [],
+      },
+      latents: new Float32Array((steps + 1) * group * 16),
+      logProbs: new Float64Array(steps * group).fill(-1.5),
+      seeds,
+      sigmas,
+      timesteps: sigmas.slice(0, steps).map((s) => 1000 * s),
+      stepIndices: Int32Array.from({ length: steps }, (_, i) => i),
+    },
+    {
+      worker,
+      timings: {
+        totalMs: 5,
+        encodeMs: 1,
+        denoiseMs: steps,
+        captureMs: 0,
+        stepMs: Array.from({ length: steps }, () => 1),
+      },
+      captureStats: {
+        captures: 0,
+        replays: 0,
+        eagerBreaks: 0,
+        evictions: 0,
+        liveGraphs: 0,
+        bytesHeld: 0,
+      },
+    },
+  );
 }
 
 /** The body and headers of `PUT /v1/results/:id`: the summary's bytes, then the result's. */

@@ -8,18 +8,18 @@
 // rounding) and a summary that passes its schema; refused ⇒ a coded 4xx error.
 import { admitRolloutRequest } from '@flowfleet/coordinator';
 import { ERROR_CODES, isFlowfleetError, type ErrorCode } from '@flowfleet/errors';
+import { RolloutSummarySchema, type RolloutRecord } from '@flowfleet/formats';
 import { DEFAULT_CARD_REGISTRY, wan21MiniCard } from '@flowfleet/models';
 import { ComputePool } from '@flowfleet/platform';
 import { NOISE_LEVEL_RANGE, SHIFT_RANGE, flowGrpoStdDev } from '@flowfleet/numerics';
 import {
-  RolloutSummarySchema,
   resolveLimits,
   rolloutJobFor,
   rolloutJobSchema,
   rolloutRequestSchema,
 } from '@flowfleet/protocol';
 import { ModelInstance, runRollout } from '@flowfleet/runtime';
-import { deterministicResultBytes, summarizeRollout } from '@flowfleet/worker';
+import { rolloutOutput } from '@flowfleet/worker';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpuPlatform, weightsOf } from '../runtime/runtime-fixtures.js';
@@ -34,7 +34,6 @@ const REFUSAL_CODES = new Set<ErrorCode>([
   'MODEL_INVALID_REQUEST',
   'MODEL_UNKNOWN_CARD',
 ]);
-const facts = { device: 'cpu' as const, arch: 'generic', features: [], cpuArch: 'generic' };
 
 let pool: ComputePool;
 let instance: ModelInstance;
@@ -160,13 +159,14 @@ const HALF_LOG_TWO_PI = 0.5 * Math.log(2 * Math.PI);
  * −½ − ln e − ½ ln 2π whatever the model does. When float32 rounding of the mean is not small
  * against e, `(sample − μ)/e` is rounding, not z, and the log-prob falls far below.
  */
-function expectLogProbsMeasureTheNoise(result: Awaited<ReturnType<typeof runRollout>>): void {
-  for (let i = 0; i < result.steps; i++) {
-    const dt = result.sigmas[i]! - result.sigmas[i + 1]!;
-    const e = flowGrpoStdDev(result.sigmas, i, result.noiseLevel) * Math.sqrt(dt);
+function expectLogProbsMeasureTheNoise(record: RolloutRecord, logProbs: Float64Array): void {
+  const { steps, group, noiseLevel } = record.metadata;
+  for (let i = 0; i < steps; i++) {
+    const dt = record.sigmas[i]! - record.sigmas[i + 1]!;
+    const e = flowGrpoStdDev(record.sigmas, i, noiseLevel) * Math.sqrt(dt);
     const expected = -0.5 - Math.log(e) - HALF_LOG_TWO_PI;
-    for (let g = 0; g < result.group; g++) {
-      const logProb = result.logProbs[i * result.group + g]!;
+    for (let g = 0; g < group; g++) {
+      const logProb = logProbs[i * group + g]!;
       if (!(Math.abs(logProb - expected) < 2.5)) {
         expect.fail(
           `step ${i} sample ${g}: log-prob ${logProb}, expected ≈ ${expected} (e = ${e})`,
@@ -182,13 +182,20 @@ async function completeOnWorker(accepted: ReturnType<typeof admitRolloutRequest>
     JSON.parse(JSON.stringify(rolloutJobFor(accepted.request, accepted.capabilities))),
   );
   const result = await runRollout(instance, job.request);
-  expect(result.latents.every(Number.isFinite)).toBe(true);
-  expect(result.logProbs.every(Number.isFinite)).toBe(true);
-  if (result.sampler === 'sde') expectLogProbsMeasureTheNoise(result);
-  const summary = summarizeRollout(job.id, job.request, result, { workerId: 'w-prop', facts });
+  const { record } = result;
+  expect(record.latents.every(Number.isFinite)).toBe(true);
+  if (record.metadata.sampler === 'sde') {
+    expect(record.logProbs).not.toBeNull();
+    expect(record.logProbs!.every(Number.isFinite)).toBe(true);
+    expectLogProbsMeasureTheNoise(record, record.logProbs!);
+  } else {
+    expect(record.logProbs).toBeNull();
+  }
+  // The worker's own output step: the file and the summary, each checked against RolloutFile v1.
+  const { result: bytes, summary } = rolloutOutput(job.id, result, 'w-prop');
   // JSON turns a non-finite log-prob into null, which the summary schema refuses.
   expect(RolloutSummarySchema.safeParse(JSON.parse(JSON.stringify(summary))).success).toBe(true);
-  expect(deterministicResultBytes(result).byteLength).toBeGreaterThan(0);
+  expect(bytes.byteLength).toBeGreaterThan(0);
 }
 
 describe('the rollout request bounds', () => {

@@ -243,7 +243,8 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
       const done = await statusOf();
       expect(done.progress).toEqual({ step: 2, steps: 2 });
       expect(done.summary?.id).toBe(enqueued.id);
-      expect(done.summary?.logProbs).toHaveLength(2);
+      // [T][G], step-major like the file's log_probs.
+      expect(done.summary?.logProbs?.map((row) => row.length)).toEqual([2, 2]);
       const result = await fixture.coordinator.app.inject({
         method: 'GET',
         url: `/v1/rollouts/${enqueued.id}/result`,
@@ -302,6 +303,11 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
     const wrongId = await put(enqueued.id, resultUpload(other, tensors));
     expect(wrongId.statusCode).toBe(400);
     expect(wrongId.json().code).toBe('API_INVALID_BODY');
+    // RolloutFile v1's summary schema: timesteps has T entries (as the file), not T + 1.
+    const stale = { ...summaryFor(enqueued.id, [1], 2), timesteps: [1000, 500, 0] };
+    const wrongLayout = await put(enqueued.id, resultUpload(stale, tensors));
+    expect(wrongLayout.statusCode).toBe(400);
+    expect(wrongLayout.json().code).toBe('API_INVALID_BODY');
     const good = resultUpload(summaryFor(enqueued.id, [1], 2), tensors);
     for (const header of [undefined, 'many', '1', String(good.payload.byteLength + 1)]) {
       const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };

@@ -84,7 +84,7 @@ describe('a worker killed mid-rollout', () => {
 
       const done = await fleet.waitForCompletion(id, 60_000);
       expect(done.summary?.worker).toBe(rescuer.workerId);
-      expect(done.summary?.backend).toBe('ort-cpu');
+      expect(done.summary?.backend).toEqual({ dit: 'ort-cpu', text_encoder: 'ort-cpu' });
       expect(done.attempts).toBeLessThanOrEqual(1); // a stall is not a failed attempt
       expect((await readdir(join(fleet.blobDir, 'results', id))).sort()).toEqual([
         'result.safetensors',

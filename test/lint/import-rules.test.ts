@@ -19,7 +19,7 @@ describe('flowfleet/allowed-imports (DESIGN.md §1)', () => {
       "import { detectPlatform } from '@flowfleet/platform';\nexport const x = detectPlatform;\n",
     );
     expect(messages).toEqual([
-      "'packages/registry' may not import '@flowfleet/platform' (allowed: errors; DESIGN.md §1)",
+      "'packages/registry' may not import '@flowfleet/platform' (allowed: errors, formats; DESIGN.md §1)",
     ]);
   });
 
@@ -45,6 +45,27 @@ describe('flowfleet/allowed-imports (DESIGN.md §1)', () => {
         "import { y } from '@flowfleet/models';\nexport const x = y;\n",
       ),
     ).toHaveLength(1);
+  });
+
+  it('lets every workspace import formats, a leaf that imports errors only', async () => {
+    const useFormats =
+      "import { readRolloutFile } from '@flowfleet/formats';\nexport const x = readRolloutFile;\n";
+    for (const workspace of [
+      'packages/registry',
+      'packages/protocol',
+      'packages/client',
+      'apps/coordinator',
+    ]) {
+      expect(await importViolations(`${workspace}/src/x.ts`, useFormats), workspace).toEqual([]);
+    }
+    expect(
+      await importViolations(
+        'packages/formats/src/x.ts',
+        "import { y } from '@flowfleet/protocol';\nexport const x = y;\n",
+      ),
+    ).toEqual([
+      "'packages/formats' may not import '@flowfleet/protocol' (allowed: errors; DESIGN.md §1)",
+    ]);
   });
 
   it('allows onnxruntime-node only in backends, and only through import()', async () => {

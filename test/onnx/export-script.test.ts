@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeOnnxModelSummary } from '@flowfleet/formats';
 import {
   WAN21_MINI,
   buildDitOnnx,
   createOnnxArtifacts,
-  decodeModelSummary,
   initWeights,
   saveWeightsFile,
 } from '@flowfleet/models';
@@ -114,7 +114,7 @@ describe('scripts/export-onnx.ts', () => {
     expect(capturedRun.code, capturedRun.stderr).toBe(0);
     expect(capturedRun.stderr).toMatch(/deterministic init \(seed 0\)/);
     const bytes = new Uint8Array(await readFile(out));
-    expect(decodeModelSummary(bytes).initializers).toHaveLength(0);
+    expect(decodeOnnxModelSummary(bytes).initializers).toHaveLength(0);
     const weights = initWeights(config, 0, 'dit');
     const extra = createOnnxArtifacts(config, 'dit').onnxEagerInputs({ latent: [1, 4, 4, 16, 16] });
     const eager = await runFloat(

@@ -2,11 +2,11 @@
 // are small; it is neither run nor built with weights.
 import { describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
+import { decodeOnnxModelSummary } from '@flowfleet/formats';
 import {
   WAN21_1_3B,
   buildDitOnnx,
   buildTextEncoderOnnx,
-  decodeModelSummary,
   parameterCount,
   parameterShapes,
 } from '@flowfleet/models';
@@ -15,7 +15,7 @@ describe('wan21-1.3b eager graphs', () => {
   it('builds the dit with every 1.3B weight as a symbolic-batch input', () => {
     const bytes = buildDitOnnx(WAN21_1_3B, { form: 'eager' });
     expect(bytes.length).toBeLessThan(2_000_000);
-    const model = decodeModelSummary(bytes);
+    const model = decodeOnnxModelSummary(bytes);
     const shapes = parameterShapes(WAN21_1_3B);
     expect(model.initializers).toHaveLength(0);
     expect(model.inputs).toHaveLength(5 + shapes.size);
@@ -52,7 +52,7 @@ describe('wan21-1.3b eager graphs', () => {
   });
 
   it('builds the text encoder', () => {
-    const model = decodeModelSummary(buildTextEncoderOnnx(WAN21_1_3B, { form: 'eager' }));
+    const model = decodeOnnxModelSummary(buildTextEncoderOnnx(WAN21_1_3B, { form: 'eager' }));
     expect(model.inputs[0]).toEqual({ name: 'tokens', elemType: 'int64', dims: ['batch', 512] });
     expect(model.outputs[0]?.dims).toEqual(['batch', 512, 4096]);
   });

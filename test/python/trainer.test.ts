@@ -61,7 +61,8 @@ describe('examples/python/trainer.py', () => {
           `seed ${seed}: sum (-?\\d+\\.\\d+)  per step ((?:-?\\d+\\.\\d+ ?){3})`,
         ).exec(run.stdout);
         expect(printed, run.stdout).not.toBeNull();
-        const row = summary.logProbs[sample]!;
+        // The summary's logProbs is [T][G] (step-major, as the file's log_probs).
+        const row = summary.logProbs!.map((step) => step[sample]!);
         expect(Number(printed![1])).toBeCloseTo(
           row.reduce((a, b) => a + b, 0),
           5,

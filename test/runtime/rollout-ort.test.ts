@@ -37,14 +37,14 @@ afterAll(async () => {
 });
 
 function expectSameTrajectory(a: RolloutResult, b: RolloutResult): void {
-  expect(sameBits(a.latents, b.latents)).toBe(true);
-  expect(sameBits(a.logProbs, b.logProbs)).toBe(true);
+  expect(sameBits(a.record.latents, b.record.latents)).toBe(true);
+  expect(sameBits(a.record.logProbs, b.record.logProbs)).toBe(true);
 }
 
 describe('runRollout on ONNX Runtime', () => {
   it('builds both components on ort-cpu and gives bit-identical captured and eager trajectories', async () => {
     const captured = await runRollout(instance, tinyRequest());
-    expect(captured.backend).toEqual({ dit: 'ort-cpu', text_encoder: 'ort-cpu' });
+    expect(captured.record.metadata.backend).toEqual({ dit: 'ort-cpu', text_encoder: 'ort-cpu' });
     expect(captured.captureStats).toMatchObject({ captures: 2, replays: 2, eagerBreaks: 0 });
     const replayed = await runRollout(instance, tinyRequest());
     expect(replayed.captureStats).toMatchObject({ captures: 0, replays: 4 });
@@ -62,7 +62,7 @@ describe('runRollout on ONNX Runtime', () => {
     expect(instance.capturer.graphs().map((g) => g.components)).toEqual([['text_encoder']]);
     expect(await live()).toBe(before - 1);
     const next = await runRollout(instance, tinyRequest());
-    expect(next.weightsVersions.dit).toBe(2);
+    expect(next.record.metadata.weightsVersions.dit).toBe(2);
     expect(next.captureStats).toMatchObject({ captures: 1, replays: 3 });
     const eager = await runRollout(instance, tinyRequest({ graphCapture: 'off' }));
     expectSameTrajectory(next, eager);

@@ -2,14 +2,18 @@
 // reproducibility, log-prob recomputation, interleaving, interceptors and observers.
 import { isFlowfleetError } from '@flowfleet/errors';
 import { cfgCombine, flowGrpoStdDev, flowSdeStep, gaussianNoise } from '@flowfleet/numerics';
-import { readSafetensors, tokenize } from '@flowfleet/models';
+import {
+  readRolloutFile,
+  readSafetensors,
+  writeRolloutFile,
+  type RolloutRecord,
+} from '@flowfleet/formats';
+import { tokenize } from '@flowfleet/models';
 import { ComputePool } from '@flowfleet/platform';
 import {
   createNanWatch,
   createResidualSkip,
-  readRolloutResult,
   runRollout,
-  writeRolloutResult,
   type ModelInstance,
   type RolloutResult,
   type StepObserver,
@@ -36,6 +40,10 @@ afterEach(async () => {
 });
 
 function expectSameTrajectory(a: RolloutResult, b: RolloutResult): void {
+  expectSameRecord(a.record, b.record);
+}
+
+function expectSameRecord(a: RolloutRecord, b: RolloutRecord): void {
   expect(sameBits(a.latents, b.latents)).toBe(true);
   expect(sameBits(a.logProbs, b.logProbs)).toBe(true);
 }
@@ -54,16 +62,19 @@ describe('runRollout on the TS reference', () => {
     const inst = await instance();
     const result = await runRollout(inst, tinyRequest());
     const n = 4 * 1 * 4 * 4;
-    expect(result.latents).toHaveLength(4 * 2 * n);
-    expect(result.logProbs).toHaveLength(3 * 2);
-    expect(Array.from(result.stepIndices)).toEqual([0, 1, 2]);
-    expect(Array.from(result.timesteps)).toEqual(
-      Array.from(result.sigmas.subarray(0, 3), (s) => 1000 * s),
+    expect(result.record.latents).toHaveLength(4 * 2 * n);
+    expect(result.record.logProbs).toHaveLength(3 * 2);
+    expect(Array.from(result.record.stepIndices)).toEqual([0, 1, 2]);
+    expect(Array.from(result.record.timesteps)).toEqual(
+      Array.from(result.record.sigmas.subarray(0, 3), (s) => 1000 * s),
     );
-    expect(result.latents.subarray(0, n)).toEqual(gaussianNoise(11, 0, n));
-    expect(result.logProbs.every(Number.isFinite)).toBe(true);
-    expect(result.weightsVersions).toEqual({ dit: 1, text_encoder: 1 });
-    expect(result.backend).toEqual({ dit: 'cpu-reference', text_encoder: 'cpu-reference' });
+    expect(result.record.latents.subarray(0, n)).toEqual(gaussianNoise(11, 0, n));
+    expect(result.record.logProbs!.every(Number.isFinite)).toBe(true);
+    expect(result.record.metadata.weightsVersions).toEqual({ dit: 1, text_encoder: 1 });
+    expect(result.record.metadata.backend).toEqual({
+      dit: 'cpu-reference',
+      text_encoder: 'cpu-reference',
+    });
     expect(result.captureStats).toMatchObject({ captures: 2, replays: 2, eagerBreaks: 0 });
     expect(inst.capturer.stats()).toMatchObject({ liveGraphs: 2 });
     const again = await runRollout(inst, tinyRequest({ seeds: [5, 6] }));
@@ -85,11 +96,11 @@ describe('runRollout on the TS reference', () => {
     const second = await runRollout(await instance(), tinyRequest());
     expectSameTrajectory(first, second);
     const otherSeed = await runRollout(await instance(), tinyRequest({ seeds: [11, 13] }));
-    const n = first.latents.length / 4 / 2;
+    const n = first.record.latents.length / 4 / 2;
     // Sample 0 shares its seed, so its whole trajectory is the same; sample 1 differs.
     for (let t = 0; t <= 3; t++) {
       const row = (g: number, r: RolloutResult): Float32Array =>
-        r.latents.subarray((t * 2 + g) * n, (t * 2 + g + 1) * n);
+        r.record.latents.subarray((t * 2 + g) * n, (t * 2 + g + 1) * n);
       expect(sameBits(row(0, first), row(0, otherSeed))).toBe(true);
       expect(sameBits(row(1, first), row(1, otherSeed))).toBe(false);
     }
@@ -106,7 +117,7 @@ describe('runRollout on the TS reference', () => {
         tokens: {
           dtype: 'int32',
           dims: [2, config.textLen],
-          data: tokenize(['', result.prompt], config),
+          data: tokenize(['', result.record.metadata.prompt], config),
         },
       },
       weightsOf('text_encoder', 1),
@@ -116,38 +127,46 @@ describe('runRollout on the TS reference', () => {
     const context = new Float32Array(4 * row);
     for (let b = 0; b < 4; b++)
       context.set(ctx.subarray(b < 2 ? 0 : row, b < 2 ? row : 2 * row), b * row);
-    const n = result.latents.length / 4 / 2;
-    for (let i = 0; i < result.steps; i++) {
-      const x = result.latents.subarray(i * 2 * n, (i + 1) * 2 * n);
-      const next = result.latents.subarray((i + 1) * 2 * n, (i + 2) * 2 * n);
+    const n = result.record.latents.length / 4 / 2;
+    for (let i = 0; i < result.record.metadata.steps; i++) {
+      const x = result.record.latents.subarray(i * 2 * n, (i + 1) * 2 * n);
+      const next = result.record.latents.subarray((i + 1) * 2 * n, (i + 2) * 2 * n);
       const latent = new Float32Array(4 * n);
       latent.set(x, 0);
       latent.set(x, 2 * n);
       const out = await dit.run(
         {
-          latent: { dtype: 'float32', dims: [4, ...result.latentDims], data: latent },
+          latent: {
+            dtype: 'float32',
+            dims: [4, ...result.record.metadata.latentDims],
+            data: latent,
+          },
           timestep: {
             dtype: 'float32',
             dims: [4],
-            data: new Float32Array(4).fill(result.timesteps[i]!),
+            data: new Float32Array(4).fill(result.record.timesteps[i]!),
           },
           context: { dtype: 'float32', dims: [4, config.textLen, config.textDim], data: context },
         },
         weightsOf('dit', 1),
       );
       const vel = out['velocity']!.data as Float32Array;
-      const v = cfgCombine(vel.subarray(0, 2 * n), vel.subarray(2 * n), result.guidanceScale);
+      const v = cfgCombine(
+        vel.subarray(0, 2 * n),
+        vel.subarray(2 * n),
+        result.record.metadata.guidanceScale,
+      );
       for (let g = 0; g < 2; g++) {
         const recomputed = flowSdeStep({
           x: x.slice(g * n, (g + 1) * n),
           v: v.slice(g * n, (g + 1) * n),
-          sigma: result.sigmas[i]!,
-          sigmaNext: result.sigmas[i + 1]!,
-          stdDevT: flowGrpoStdDev(result.sigmas, i, result.noiseLevel),
+          sigma: result.record.sigmas[i]!,
+          sigmaNext: result.record.sigmas[i + 1]!,
+          stdDevT: flowGrpoStdDev(result.record.sigmas, i, result.record.metadata.noiseLevel),
           prevSample: next.slice(g * n, (g + 1) * n),
         });
-        expect(Math.exp(recomputed.logProb - result.logProbs[i * 2 + g]!)).toBe(1);
-        expect(recomputed.logProb).toBe(result.logProbs[i * 2 + g]);
+        expect(Math.exp(recomputed.logProb - result.record.logProbs![i * 2 + g]!)).toBe(1);
+        expect(recomputed.logProb).toBe(result.record.logProbs![i * 2 + g]);
       }
     }
   });
@@ -172,7 +191,8 @@ describe('runRollout on the TS reference', () => {
     await runRollout(inst, tinyRequest());
     const ode = await runRollout(inst, tinyRequest({ sampler: 'ode' }));
     const noCfg = await runRollout(inst, tinyRequest({ guidanceScale: 1 }));
-    expect(Array.from(ode.logProbs)).toEqual([0, 0, 0, 0, 0, 0]);
+    // RolloutFile v1: ode has no log-probs (null, not zeros).
+    expect(ode.record.logProbs).toBeNull();
     expect(ode.captureStats.captures).toBe(1);
     expect(noCfg.captureStats.captures).toBe(2);
     const keys = inst.capturer
@@ -205,23 +225,25 @@ describe('runRollout on the TS reference', () => {
       tinyRequest({ interceptors: [skip], observers: [recorder] }),
     );
     expect(skip.skipped).toEqual([2]);
-    expect(result.interceptors).toEqual(['residual-skip']);
+    expect(result.record.metadata.interceptors).toEqual(['residual-skip']);
     expect(result.captureStats).toMatchObject({
       eagerBreaks: 1,
       eagerBreakReasons: { override: 1 },
     });
     expect(sameBits(velocities[2]!, velocities[1]!)).toBe(true);
-    const n = result.latents.length / 4 / 2;
-    const x2 = result.latents.subarray(2 * 2 * n, 3 * 2 * n);
+    const n = result.record.latents.length / 4 / 2;
+    const x2 = result.record.latents.subarray(2 * 2 * n, 3 * 2 * n);
     const expected = flowSdeStep({
       x: x2.slice(0, n),
       v: velocities[1]!.slice(0, n),
-      sigma: result.sigmas[2]!,
-      sigmaNext: result.sigmas[3]!,
-      stdDevT: flowGrpoStdDev(result.sigmas, 2, result.noiseLevel),
+      sigma: result.record.sigmas[2]!,
+      sigmaNext: result.record.sigmas[3]!,
+      stdDevT: flowGrpoStdDev(result.record.sigmas, 2, result.record.metadata.noiseLevel),
       noise: gaussianNoise(11, 3, n),
     });
-    expect(sameBits(result.latents.subarray(3 * 2 * n, 3 * 2 * n + n), expected.sample)).toBe(true);
+    expect(
+      sameBits(result.record.latents.subarray(3 * 2 * n, 3 * 2 * n + n), expected.sample),
+    ).toBe(true);
   });
 
   it('rejects two distribution-altering interceptors before any compute', async () => {
@@ -255,20 +277,24 @@ describe('runRollout on the TS reference', () => {
 
   it('round-trips a result through the rollout file exactly', async () => {
     const result = await runRollout(await instance(), tinyRequest());
-    const bytes = writeRolloutResult(result);
-    const back = readRolloutResult(bytes);
-    // Any safetensors reader can open it (here the models package's).
+    const bytes = writeRolloutFile(result.record);
+    const back = readRolloutFile(bytes);
+    // Any safetensors reader can open it.
     const generic = readSafetensors(bytes);
-    expect(generic.storedDtypes.get('log_probs')).toBe('F64');
-    expect(generic.tensors.get('latents')?.dims).toEqual([4, 2, ...result.latentDims]);
+    expect(generic.tensors.get('log_probs')?.dtype).toBe('F64');
+    expect(generic.tensors.get('latents')?.shape).toEqual([
+      4,
+      2,
+      ...result.record.metadata.latentDims,
+    ]);
     expect(generic.metadata['format']).toBe('flowfleet.rollout');
-    expectSameTrajectory(result, back);
-    expect(sameBits(back.sigmas, result.sigmas)).toBe(true);
-    expect(sameBits(back.timesteps, result.timesteps)).toBe(true);
-    expect(back.stepIndices).toEqual(result.stepIndices);
-    expect(back.seeds).toEqual(result.seeds);
-    expect(back.weightsVersions).toEqual(result.weightsVersions);
-    expect(back.captureStats).toEqual(result.captureStats);
-    expect(back.platform).toEqual(result.platform);
+    expectSameRecord(result.record, back);
+    expect(sameBits(back.sigmas, result.record.sigmas)).toBe(true);
+    expect(sameBits(back.timesteps, result.record.timesteps)).toBe(true);
+    expect(back.stepIndices).toEqual(result.record.stepIndices);
+    expect(back.seeds).toEqual(result.record.seeds);
+    // The file holds the record only: no timings or capture counters.
+    expect(back.metadata).toEqual(result.record.metadata);
+    expect(Object.keys(back.metadata)).not.toContain('captureStats');
   });
 });

@@ -77,8 +77,12 @@ export function tinyRequest(overrides: Partial<RolloutRequest> = {}): RolloutReq
   };
 }
 
-/** True when both arrays hold the same bits element by element. */
-export function sameBits(a: Float32Array | Float64Array, b: Float32Array | Float64Array): boolean {
+/** True when both arrays hold the same bits element by element (or both are null: no log-probs). */
+export function sameBits(
+  a: Float32Array | Float64Array | null,
+  b: Float32Array | Float64Array | null,
+): boolean {
+  if (a === null || b === null) return a === b;
   if (a.length !== b.length || a.constructor !== b.constructor) return false;
   const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
   const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);

@@ -87,7 +87,7 @@ describe('ModelInstance weight versions', () => {
     expect(ditCaptures).toEqual([{ weights: 'dit@1', disposed: true }]);
     expect(encoderCaptures).toEqual([{ weights: 'text_encoder@1', disposed: false }]);
     const next = await runRollout(inst, tinyRequest());
-    expect(next.weightsVersions).toEqual({ dit: 2, text_encoder: 1 });
+    expect(next.record.metadata.weightsVersions).toEqual({ dit: 2, text_encoder: 1 });
     expect(next.captureStats).toMatchObject({ captures: 1, replays: 3 });
     expect(ditCaptures.map((c) => c.weights)).toEqual(['dit@1', 'dit@2']);
     expect(inst.capturer.stats()).toMatchObject({ evictions: 1, liveGraphs: 2 });
@@ -113,17 +113,19 @@ describe('ModelInstance weight versions', () => {
       }),
     );
     const [onV1, onV2] = await Promise.all([first, started.promise.then((p) => p)]);
-    expect(onV1.weightsVersions.dit).toBe(1);
-    expect(onV2.weightsVersions.dit).toBe(2);
+    expect(onV1.record.metadata.weightsVersions.dit).toBe(1);
+    expect(onV2.record.metadata.weightsVersions.dit).toBe(2);
     expect(checks).toEqual([{ resident: [2, 1], pins: 1 }]);
     const [refV1, refV2] = [await referenceRun(1), await referenceRun(2)];
-    expect(sameBits(onV1.latents, refV1.latents) && sameBits(onV1.logProbs, refV1.logProbs)).toBe(
-      true,
-    );
-    expect(sameBits(onV2.latents, refV2.latents) && sameBits(onV2.logProbs, refV2.logProbs)).toBe(
-      true,
-    );
-    expect(sameBits(refV1.latents, refV2.latents)).toBe(false);
+    expect(
+      sameBits(onV1.record.latents, refV1.record.latents) &&
+        sameBits(onV1.record.logProbs, refV1.record.logProbs),
+    ).toBe(true);
+    expect(
+      sameBits(onV2.record.latents, refV2.record.latents) &&
+        sameBits(onV2.record.logProbs, refV2.record.logProbs),
+    ).toBe(true);
+    expect(sameBits(refV1.record.latents, refV2.record.latents)).toBe(false);
     // v1 was released when its last rollout ended: its graph is gone and disposed.
     expect(inst.residentVersions('dit')).toEqual([2]);
     expect(ditCaptures.filter((c) => c.weights === 'dit@1')).toEqual([

@@ -4,9 +4,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { coordinatorKeys } from '@flowfleet/coordinator';
-import { initWeights, wan21MiniCard, writeSafetensors } from '@flowfleet/models';
+import { readRolloutFile } from '@flowfleet/formats';
+import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
 import { SyncAckSchema, WorkerManifestSchema, type SyncStatus } from '@flowfleet/protocol';
-import { readRolloutResult } from '@flowfleet/runtime';
 import type { FlowfleetWorker } from '@flowfleet/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 function weightsBlob(component: 'dit' | 'text_encoder', seed: number): Uint8Array {
-  return writeSafetensors(initWeights(wan21MiniCard.config, seed, component));
+  return encodeWeights(initWeights(wan21MiniCard.config, seed, component));
 }
 
 async function acks(
@@ -60,7 +60,7 @@ function graphComponents(worker: FlowfleetWorker): string[][] {
 async function latentsOf(fleet: TestFleet, body: Record<string, unknown>) {
   const { id } = await fleet.enqueue(body);
   const done = await fleet.waitForCompletion(id);
-  return { summary: done.summary, result: readRolloutResult(await fleet.result(id)) };
+  return { summary: done.summary, result: readRolloutFile(await fleet.result(id)) };
 }
 
 describe('weight sync', () => {
@@ -70,7 +70,7 @@ describe('weight sync', () => {
       const workers = [await fleet.startWorker(), await fleet.startWorker()];
       const body = tinyRollout();
       const before = await latentsOf(fleet, body);
-      expect(before.summary?.weights).toEqual({ dit: 0, text_encoder: 0 });
+      expect(before.summary?.weightsVersions).toEqual({ dit: 0, text_encoder: 0 });
       const ran = workers.find((w) => w.workerId === before.summary?.worker);
       expect(graphComponents(ran!)).toEqual(expect.arrayContaining([['dit'], ['text_encoder']]));
 
@@ -97,8 +97,8 @@ describe('weight sync', () => {
       expect(report.versions['1']?.status).toBe('loaded');
 
       const after = await latentsOf(fleet, body);
-      expect(after.summary?.weights).toEqual({ dit: 1, text_encoder: 0 });
-      expect(after.result.weightsVersions).toEqual({ dit: 1, text_encoder: 0 });
+      expect(after.summary?.weightsVersions).toEqual({ dit: 1, text_encoder: 0 });
+      expect(after.result.metadata.weightsVersions).toEqual({ dit: 1, text_encoder: 0 });
       expect(
         Buffer.from(after.result.latents.buffer).equals(Buffer.from(before.result.latents.buffer)),
       ).toBe(false);
@@ -135,14 +135,14 @@ describe('weight sync', () => {
         .exec();
       expect(worker.stats().weights).toEqual({ dit: 0, text_encoder: 0 });
       const required = await latentsOf(fleet, tinyRollout({ weights: { dit: { min: 1 } } }));
-      expect(required.summary?.weights.dit).toBe(1);
+      expect(required.summary?.weightsVersions.dit).toBe(1);
       expect(await acks(fleet, 'dit', 1)).toEqual({ [worker.workerId]: 'ok' });
       // The exact form works the same way, and a job without a requirement runs on what is held.
       expect(
-        (await latentsOf(fleet, tinyRollout({ weights: { dit: { exact: 1 } } }))).summary?.weights
-          .dit,
+        (await latentsOf(fleet, tinyRollout({ weights: { dit: { exact: 1 } } }))).summary
+          ?.weightsVersions.dit,
       ).toBe(1);
-      expect((await latentsOf(fleet, tinyRollout())).summary?.weights.dit).toBe(1);
+      expect((await latentsOf(fleet, tinyRollout())).summary?.weightsVersions.dit).toBe(1);
     } finally {
       await fleet.close();
     }
@@ -172,7 +172,7 @@ describe('weight sync', () => {
       };
       expect(report.versions['2']?.status).toBe('failed');
       const again = await latentsOf(fleet, body);
-      expect(again.summary?.weights.dit).toBe(1);
+      expect(again.summary?.weightsVersions.dit).toBe(1);
       expect(
         Buffer.from(again.result.latents.buffer).equals(Buffer.from(good.result.latents.buffer)),
       ).toBe(true);

@@ -1,17 +1,18 @@
 // The allowed-imports graph of DESIGN.md §1 (with ADR 002's two leaf packages), as data.
 // Key: a workspace (packages/<name> or apps/<name>); value: the @flowfleet packages it may import.
-// `errors` and `numerics` are leaves that every package may use; `test/`, `bench/`, `scripts/`
+// `errors`, `numerics` and `formats` are leaves that every package may use; `test/`, `bench/`, `scripts/`
 // may import anything, but nothing may import them.
 export const ALLOWED_IMPORTS = {
   'packages/errors': [],
   'packages/numerics': ['errors'],
-  'packages/registry': ['errors'],
-  'packages/platform': ['errors', 'registry'],
-  'packages/backends': ['errors', 'numerics', 'registry', 'platform'],
-  'packages/models': ['errors', 'numerics', 'registry', 'platform'],
-  'packages/runtime': ['errors', 'numerics', 'platform', 'models'],
-  'packages/protocol': ['errors', 'numerics'],
-  'packages/client': ['errors', 'protocol'],
+  'packages/formats': ['errors'],
+  'packages/registry': ['errors', 'formats'],
+  'packages/platform': ['errors', 'registry', 'formats'],
+  'packages/backends': ['errors', 'numerics', 'registry', 'platform', 'formats'],
+  'packages/models': ['errors', 'numerics', 'registry', 'platform', 'formats'],
+  'packages/runtime': ['errors', 'numerics', 'platform', 'models', 'formats'],
+  'packages/protocol': ['errors', 'numerics', 'formats'],
+  'packages/client': ['errors', 'protocol', 'formats'],
   'apps/worker': [
     'errors',
     'numerics',
@@ -22,9 +23,10 @@ export const ALLOWED_IMPORTS = {
     'models',
     'protocol',
     'client',
+    'formats',
   ],
-  'apps/coordinator': ['errors', 'protocol', 'models'],
-  'apps/cli': ['errors', 'numerics', 'client', 'models', 'backends', 'protocol'],
+  'apps/coordinator': ['errors', 'protocol', 'models', 'formats'],
+  'apps/cli': ['errors', 'numerics', 'client', 'models', 'backends', 'protocol', 'formats'],
 };
 
 /** Third-party modules only one workspace may load. */

@@ -1,11 +1,10 @@
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
+import { RolloutSummarySchema, type RolloutSummary } from '@flowfleet/formats';
 import {
-  RolloutSummarySchema,
   errorEnvelopeOf,
   parseOrThrow,
   type FleetLimits,
   type JobStatus,
-  type RolloutSummary,
 } from '@flowfleet/protocol';
 import type { BlobStore } from './blob-store.js';
 import { jobViewOf } from './job-view.js';
@@ -113,7 +112,8 @@ export class JobStatusReader {
   }
 
   /**
-   * Checks an uploaded summary: JSON, the RolloutSummary schema, and the job's own id.
+   * Checks an uploaded summary: JSON, RolloutFile v1's summary schema (formats), and the job's
+   * own id.
    * @throws FlowfleetError `API_INVALID_BODY` listing the problems.
    */
   validateSummary(id: string, bytes: Buffer): RolloutSummary {

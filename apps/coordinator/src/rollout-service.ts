@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { FlowfleetError } from '@flowfleet/errors';
+import { canonicalJson } from '@flowfleet/formats';
 import type { CardRegistry } from '@flowfleet/models';
 import {
-  canonicalJson,
   laneOfJobId,
   rolloutJobFor,
   rolloutRequestSchema,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isFlowfleetError } from '@flowfleet/errors';
-import { initWeights, wan21MiniCard, writeSafetensors } from '@flowfleet/models';
+import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
 import { describe, expect, it } from 'vitest';
 import { verifyWeightsBlob, type ExpectedBlob } from './blob-verifier.js';
 import { componentShapes } from './model-host.js';
@@ -8,8 +8,8 @@ import { componentShapes } from './model-host.js';
 const card = wan21MiniCard;
 const shapes = componentShapes(card, 'text_encoder');
 
-function blobOf(tensors: ReadonlyMap<string, unknown>): Uint8Array {
-  return writeSafetensors(tensors as Parameters<typeof writeSafetensors>[0]);
+function blobOf(tensors: Parameters<typeof encodeWeights>[0]): Uint8Array {
+  return encodeWeights(tensors);
 }
 
 function expectedFor(bytes: Uint8Array): ExpectedBlob {
@@ -38,6 +38,8 @@ describe('verifyWeightsBlob', () => {
   it('accepts a blob whose bytes, hash and tensors match', () => {
     const tensors = verifyWeightsBlob(good, expectedFor(good), shapes);
     expect([...tensors.keys()].sort()).toEqual([...shapes.keys()].sort());
+    // Views of the downloaded blob, not copies: the blob is not held twice.
+    for (const tensor of tensors.values()) expect(tensor.data.buffer).toBe(good.buffer);
   });
 
   it('refuses on size, sha256, layout and tensor shape, naming the check', () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
-import { checkWeightsAgainstConfig, readSafetensors } from '@flowfleet/models';
+import { checkWeightsAgainstConfig, decodeWeights } from '@flowfleet/models';
 import type { TensorData } from '@flowfleet/platform';
 
 /** What a sync promises about its blob. */
@@ -67,7 +67,7 @@ export function verifyWeightsBlob(
   }
   let tensors: Map<string, TensorData>;
   try {
-    tensors = readSafetensors(bytes).tensors;
+    tensors = decodeWeights(bytes).tensors;
   } catch (error) {
     if (!isFlowfleetError(error)) throw error;
     throw refuse(

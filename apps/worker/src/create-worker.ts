@@ -183,7 +183,6 @@ class FleetWorker implements FlowfleetWorker {
     });
     const runner = new RolloutJobRunner({
       workerId: options.workerId,
-      facts: platform.facts,
       limits: fleetLimits,
       manifest: () => this.manifest(),
       instance: (model) => host.instance(model),

@@ -1,4 +1,6 @@
 export { createWorker } from './create-worker.js';
+export { rolloutOutput } from './rollout-output.js';
+export type { RolloutOutput } from './rollout-output.js';
 export type { FlowfleetWorker, WorkerStats } from './flowfleet-worker.js';
 export { DEFAULT_LOCK_SETTINGS, DEFAULT_TIMINGS, resolveWorkerOptions } from './worker-options.js';
 export type {
@@ -16,7 +18,6 @@ export type { ManifestInput } from './manifest.js';
 export { INITIAL_WEIGHTS_SEED, INITIAL_WEIGHTS_VERSION, componentShapes } from './model-host.js';
 export { verifyWeightsBlob } from './blob-verifier.js';
 export type { ExpectedBlob, RefusalReason } from './blob-verifier.js';
-export { backendName, deterministicResultBytes, summarizeRollout } from './rollout-output.js';
 export { isUnrecoverable, toJobError } from './job-failure.js';
 export { ConcurrencyGate } from './concurrency-gate.js';
 export { workerKeys } from './keys.js';

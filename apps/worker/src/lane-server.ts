@@ -1,5 +1,6 @@
 import { isFlowfleetError } from '@flowfleet/errors';
-import type { LaneSpec, RolloutSummary } from '@flowfleet/protocol';
+import type { RolloutSummary } from '@flowfleet/formats';
+import type { LaneSpec } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ConcurrencyGate } from './concurrency-gate.js';

@@ -1,4 +1,4 @@
-import type { RolloutSummary } from '@flowfleet/protocol';
+import type { RolloutSummary } from '@flowfleet/formats';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';

@@ -1,5 +1,5 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import type { PlatformFacts } from '@flowfleet/platform';
+import type { RolloutSummary } from '@flowfleet/formats';
 import {
   JobProgressSchema,
   manifestSatisfies,
@@ -7,7 +7,6 @@ import {
   type FleetLimits,
   type JobProgress,
   type RolloutJob,
-  type RolloutSummary,
   type WeightRequirement,
   type WorkerManifest,
 } from '@flowfleet/protocol';
@@ -20,7 +19,7 @@ import {
 } from '@flowfleet/runtime';
 import type { Logger } from 'pino';
 import type { ResultFiles, ResultUploadOutcome } from './coordinator-client.js';
-import { deterministicResultBytes, summarizeRollout } from './rollout-output.js';
+import { rolloutOutput } from './rollout-output.js';
 
 /** The job as the runner needs it (BullMQ's Job satisfies it). */
 export interface RunnableJob {
@@ -34,7 +33,6 @@ export interface RunnableJob {
 /** What the runner needs, each as a narrow interface. */
 export interface RolloutJobRunnerOptions {
   readonly workerId: string;
-  readonly facts: PlatformFacts;
   /** The fleet's published limits: payloads are validated with them, not with the defaults. */
   readonly limits: FleetLimits;
   readonly manifest: () => WorkerManifest;
@@ -85,10 +83,10 @@ export class RolloutJobRunner {
     const instance = this.#options.instance(request.model);
     const result = await this.#runOnRequiredWeights(instance, data, progress, signal);
     await progress.flush();
-    const summary = summarizeRollout(data.id, request, result, this.#options);
-    await this.#store(data.id, deterministicResultBytes(result), summary, logger, signal);
+    const { result: resultBytes, summary } = rolloutOutput(data.id, result, this.#options.workerId);
+    await this.#store(data.id, resultBytes, summary, logger, signal);
     logger.info(
-      { weights: summary.weights, totalMs: Math.round(summary.timings.totalMs) },
+      { weights: summary.weightsVersions, totalMs: Math.round(summary.timings.totalMs) },
       'rollout completed',
     );
     return summary;
@@ -133,7 +131,7 @@ export class RolloutJobRunner {
       const unmet = unmetWeights(held, required);
       if (unmet.length === 0) {
         const result = await runRollout(instance, this.#runtimeRequest(data, progress, signal));
-        const after = unmetWeights(result.weightsVersions, required);
+        const after = unmetWeights(result.record.metadata.weightsVersions, required);
         if (after.length > 0) {
           throw new FlowfleetError(
             'WORKER_WEIGHTS_UNAVAILABLE',
@@ -201,7 +199,7 @@ export class RolloutJobRunner {
       throw new FlowfleetError(
         'WORKER_RESULT_CONFLICT',
         `job ${jobId} already has a different result.safetensors (an earlier attempt ran on other weights or another backend)`,
-        { details: { jobId, weights: summary.weights, backend: summary.backend } },
+        { details: { jobId, weights: summary.weightsVersions, backend: summary.backend } },
       );
     }
     // A summary differs per attempt (worker, timings): after an identical result, the first one

@@ -1,12 +1,13 @@
+import { readRolloutFile, RolloutSummarySchema } from '@flowfleet/formats';
 import { DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
 import { ComputePool } from '@flowfleet/platform';
-import { RolloutSummarySchema, rolloutRequestSchema } from '@flowfleet/protocol';
-import { readRolloutResult, runRollout } from '@flowfleet/runtime';
+import { rolloutRequestSchema } from '@flowfleet/protocol';
+import { runRollout } from '@flowfleet/runtime';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUpBackends } from './backend-setup.js';
 import { ModelHost } from './model-host.js';
-import { backendName, deterministicResultBytes, summarizeRollout } from './rollout-output.js';
+import { rolloutOutput } from './rollout-output.js';
 
 let host: ModelHost;
 let pool: ComputePool;
@@ -31,45 +32,48 @@ afterAll(async () => {
   await pool?.close();
 });
 
-const request = rolloutRequestSchema().parse({
-  model: 'wan21-mini',
-  prompt: 'a red fox',
-  seeds: [3, 4],
-  steps: 2,
-  shape: { frames: 1, height: 4, width: 4 },
-});
-
-function runtimeRequest() {
-  const { prompt, seeds, steps, shift, sampler, noiseLevel, guidanceScale, shape } = request;
+function runtimeRequest(sampler: 'sde' | 'ode') {
+  const request = rolloutRequestSchema().parse({
+    model: 'wan21-mini',
+    prompt: 'a red fox',
+    seeds: [3, 4],
+    steps: 2,
+    sampler,
+    shape: { frames: 1, height: 4, width: 4 },
+  });
+  const { prompt, seeds, steps, shift, noiseLevel, guidanceScale, shape } = request;
   return { prompt, seeds, steps, shift, sampler, noiseLevel, guidanceScale, shape };
 }
 
-describe('rollout output', () => {
-  it('writes the same result bytes for a capture run and a replay run, and a valid summary', async () => {
+describe('rolloutOutput', () => {
+  it('writes the same result bytes for a capture run and a replay run, and a summary of the same record', async () => {
     const instance = host.instance('wan21-mini');
-    const first = await runRollout(instance, runtimeRequest());
-    const second = await runRollout(instance, runtimeRequest());
+    const first = await runRollout(instance, runtimeRequest('sde'));
+    const second = await runRollout(instance, runtimeRequest('sde'));
     // The runs differ in what is per attempt...
     expect(first.captureStats.captures).toBeGreaterThan(0);
     expect(second.captureStats.captures).toBe(0);
-    // ...but not in the result file, which the trainer can read back.
-    const bytes = deterministicResultBytes(first);
-    expect(Buffer.from(deterministicResultBytes(second)).equals(Buffer.from(bytes))).toBe(true);
-    const read = readRolloutResult(bytes);
-    expect(read.latents).toEqual(first.latents);
-    expect(read.weightsVersions).toEqual({ dit: 0, text_encoder: 0 });
-    const summary = summarizeRollout('job-1', request, first, { workerId: 'w1', facts });
+    // ...but not in the result file, which the trainer reads back.
+    const out = rolloutOutput('job-1', first, 'w1');
+    expect(
+      Buffer.from(rolloutOutput('job-1', second, 'w1').result).equals(Buffer.from(out.result)),
+    ).toBe(true);
+    const file = readRolloutFile(out.result);
+    expect(file.latents).toEqual(first.record.latents);
+    expect(file.metadata.weightsVersions).toEqual({ dit: 0, text_encoder: 0 });
+    const { summary } = out;
     expect(RolloutSummarySchema.parse(summary)).toEqual(summary);
-    expect(summary.logProbs).toHaveLength(2);
-    expect(summary.logProbs[1]?.[0]).toBe(first.logProbs[1]);
-    expect(summary.timesteps).toEqual(summary.sigmas.map((s) => 1000 * s));
-    expect(summary.backend).toBe('cpu-reference');
+    // The summary has the file's layouts and lengths: timesteps [T], logProbs [T][G].
+    expect(summary.timesteps).toEqual(Array.from(file.timesteps));
+    expect(summary.logProbs?.flat()).toEqual(Array.from(file.logProbs!));
+    expect(summary.timings.stepMs).toHaveLength(2);
+    expect(summary).toMatchObject({ worker: 'w1', backend: { dit: 'cpu-reference' } });
   });
 
-  it('names a mixed backend by component', () => {
-    expect(backendName({ dit: 'ort-cpu', text_encoder: 'ort-cpu' })).toBe('ort-cpu');
-    expect(backendName({ text_encoder: 'cpu-reference', dit: 'ort-cpu' })).toBe(
-      'dit=ort-cpu,text_encoder=cpu-reference',
-    );
+  it('holds no log-probs for an ode rollout, in the file or the summary', async () => {
+    const result = await runRollout(host.instance('wan21-mini'), runtimeRequest('ode'));
+    const out = rolloutOutput('job-2', result, 'w1');
+    expect(readRolloutFile(out.result).logProbs).toBeNull();
+    expect(out.summary.logProbs).toBeNull();
   });
 });

@@ -1,94 +1,32 @@
-import type { PlatformFacts } from '@flowfleet/platform';
-import type { RolloutRequest, RolloutSummary } from '@flowfleet/protocol';
-import { writeRolloutResult, type RolloutResult } from '@flowfleet/runtime';
+import { summarizeRollout, writeRolloutFile, type RolloutSummary } from '@flowfleet/formats';
+import type { RolloutResult } from '@flowfleet/runtime';
 
-/**
- * Result fields that differ between two runs of the same job on the same weights and backend
- * (wall-clock timings, and capture counters that depend on what the instance had cached).
- */
-const PER_ATTEMPT_FIELDS = new Set(['timings', 'captureStats']);
-
-/**
- * The bytes of `result.safetensors`: the runtime's rollout file without the per-attempt fields,
- * so that it is a pure function of (job, weights, backend). A retried job then uploads the same
- * bytes and the coordinator's idempotent write accepts them; the per-attempt measurements go in
- * `summary.json`.
- * @throws FlowfleetError RT_RESULT_INVALID
- */
-export function deterministicResultBytes(result: RolloutResult): Uint8Array {
-  const stable = Object.fromEntries(
-    Object.entries(result).filter(([field]) => !PER_ATTEMPT_FIELDS.has(field)),
-  );
-  return writeRolloutResult(stable as unknown as RolloutResult);
-}
-
-/** The backend that ran the forwards: one source, or `component=source` pairs when mixed. */
-export function backendName(backend: Readonly<Record<string, string>>): string {
-  const sources = [...new Set(Object.values(backend))].sort();
-  if (sources.length <= 1) return sources[0] ?? 'unknown';
-  return Object.keys(backend)
-    .sort()
-    .map((component) => `${component}=${backend[component]}`)
-    .join(',');
-}
-
-/** Who ran a rollout. */
-export interface RolloutRunner {
-  readonly workerId: string;
-  readonly facts: PlatformFacts;
+/** The two files a finished rollout job stores. */
+export interface RolloutOutput {
+  /** `result.safetensors`: the record as a RolloutFile v1. */
+  readonly result: Uint8Array;
+  /** `summary.json`'s content: derived from the same record, plus this attempt's fields. */
+  readonly summary: RolloutSummary;
 }
 
 /**
- * The JSON summary of a finished rollout (protocol's RolloutSummary): the request's sampling
- * settings, the schedule, per-sample log-probs, the weight versions used, who ran it and how long
- * it took.
+ * The files of job `jobId` from one rollout. The result file holds only the record, which is a
+ * pure function of (job, weights, backend): a retried job uploads the same bytes and the
+ * coordinator's idempotent write accepts them. What differs per attempt (worker, timings,
+ * capture counters) goes in the summary only.
+ * @throws FMT_ROLLOUT_INVALID when the record or the summary breaks RolloutFile v1
  */
-export function summarizeRollout(
-  id: string,
-  request: RolloutRequest,
+export function rolloutOutput(
+  jobId: string,
   result: RolloutResult,
-  runner: RolloutRunner,
-): RolloutSummary {
-  const { steps, group } = result;
-  const sigmas = Array.from(result.sigmas);
-  const logProbs = Array.from({ length: group }, (_, sample) =>
-    result.sampler === 'sde'
-      ? Array.from({ length: steps }, (__, step) => result.logProbs[step * group + sample] ?? 0)
-      : [],
-  );
-  const { facts } = runner;
-  const stats = result.captureStats;
+  workerId: string,
+): RolloutOutput {
   return {
-    id,
-    model: result.model,
-    prompt: result.prompt,
-    seeds: [...result.seeds],
-    steps,
-    sampler: result.sampler,
-    guidanceScale: result.guidanceScale,
-    noiseLevel: result.noiseLevel,
-    shift: result.shift ?? request.shift,
-    shape: { ...request.shape },
-    sigmas,
-    timesteps: sigmas.map((sigma) => 1000 * sigma),
-    logProbs,
-    weights: { ...result.weightsVersions },
-    worker: runner.workerId,
-    platform: {
-      device: facts.device,
-      arch: facts.arch,
-      features: [...facts.features],
-      ...(facts.cpuArch === undefined ? {} : { cpuArch: facts.cpuArch }),
-    },
-    backend: backendName(result.backend),
-    timings: { totalMs: result.timings.totalMs, perStepMs: [...result.timings.stepMs] },
-    captureStats: {
-      captures: stats.captures,
-      replays: stats.replays,
-      eagerBreaks: stats.eagerBreaks,
-      evictions: stats.evictions,
-      liveGraphs: stats.liveGraphs,
-      bytesHeld: stats.bytesHeld,
-    },
+    result: writeRolloutFile(result.record),
+    summary: summarizeRollout(jobId, result.record, {
+      worker: workerId,
+      timings: result.timings,
+      captureStats: result.captureStats,
+    }),
   };
 }

@@ -36,12 +36,4 @@ export type {
   OnnxBuildOptions,
   OrtComponentSpec,
 } from './ort/onnx-artifacts.js';
-export { encodeOnnxModel, ONNX_ELEM_TYPE } from './ort/onnx-encoder.js';
-export type {
-  OnnxElemType,
-  OnnxInitializer,
-  OnnxModelOptions,
-  OnnxNode,
-  OnnxValueInfo,
-} from './ort/onnx-encoder.js';
 export { PROBE_MODEL_BYTES } from './ort/probe-model.js';

@@ -1,4 +1,5 @@
 import { FlowfleetError } from '@flowfleet/errors';
+import { readRolloutFile, type RolloutFile } from '@flowfleet/formats';
 import {
   EnqueuedRolloutSchema,
   FleetSchema,
@@ -34,7 +35,6 @@ import {
 } from './client-options.js';
 import { enqueueRound, type RoundCommon, type RoundGroup } from './enqueue-round.js';
 import { HttpTransport, type CallOptions } from './http-transport.js';
-import { readRolloutFile, type RolloutFile } from './rollout-file.js';
 import { sha256Hex } from './sha256-hex.js';
 import { waitForJob, type WaitForOptions } from './wait-for-job.js';
 import {
@@ -131,9 +131,10 @@ export class FlowfleetClient {
   }
 
   /**
-   * A completed rollout's tensors, read into typed arrays.
-   * @throws FlowfleetError API_RESULT_NOT_FOUND, API_JOB_NOT_FOUND, CLIENT_RESULT_INVALID,
-   *   transport codes
+   * A completed rollout's result file, read by formats' RolloutFile v1 reader (typed arrays that
+   * view the downloaded bytes).
+   * @throws FlowfleetError API_RESULT_NOT_FOUND, API_JOB_NOT_FOUND, FMT_SAFETENSORS_INVALID,
+   *   FMT_ROLLOUT_INVALID, transport codes
    */
   async getResult(id: string, call?: CallOptions): Promise<RolloutFile> {
     return readRolloutFile(await this.getResultBytes(id, call));

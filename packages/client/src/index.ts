@@ -20,22 +20,26 @@ export type {
   SyncTarget,
   WaitForSyncOptions,
 } from './wait-for-sync.js';
-export { readSafetensors } from './read-safetensors.js';
-export { writeSafetensors } from './write-safetensors.js';
-export type {
-  SafetensorsArrays,
-  SafetensorsDtype,
-  SafetensorsFile,
-  SafetensorsTensor,
-} from './read-safetensors.js';
+// The result and weights formats are formats' (RolloutFile v1, safetensors), re-exported.
 export {
-  ROLLOUT_FILE_FORMAT,
-  ROLLOUT_FILE_VERSION,
+  ROLLOUT_FORMAT,
+  ROLLOUT_FORMAT_VERSION,
   RolloutFile,
   RolloutMetadataSchema,
+  RolloutSummarySchema,
   readRolloutFile,
-} from './rollout-file.js';
-export type { RolloutMetadata } from './rollout-file.js';
+  readSafetensors,
+  writeSafetensors,
+} from '@flowfleet/formats';
+export type {
+  RolloutMetadata,
+  RolloutRecord,
+  RolloutSummary,
+  SafetensorsArrays,
+  SafetensorsContents,
+  SafetensorsDtype,
+  SafetensorsTensor,
+} from '@flowfleet/formats';
 export { sha256Hex } from './sha256-hex.js';
 export {
   EnqueuedRolloutSchema,

@@ -301,12 +301,7 @@ export const ERROR_CODES = {
     summary:
       'The coordinator answered another sha256 or size than the bytes the client uploaded or downloaded.',
   },
-  CLIENT_RESULT_INVALID: {
-    source: 'client',
-    httpStatus: 502,
-    summary:
-      'A safetensors or rollout file is malformed (header, dtype, shape, offsets, format or metadata); names what is wrong.',
-  },
+
   CLIENT_JOB_FAILED: {
     source: 'client',
     httpStatus: 500,
@@ -424,6 +419,33 @@ export const ERROR_CODES = {
     summary:
       'A golden-vectors file is not valid JSON or does not have the golden format; names the bad field.',
   },
+  FMT_SAFETENSORS_INVALID: {
+    source: 'formats',
+    httpStatus: 400,
+    summary:
+      'A safetensors file breaks the format (header length, UTF-8 JSON object, duplicate or empty name, `__metadata__` strings, dtype, shape, offsets, gap, overlap, trailing bytes, BOOL byte), or the writer is given a tensor that does not match its dtype and shape; `details.reason` names the rule.',
+  },
+  FMT_ROLLOUT_INVALID: {
+    source: 'formats',
+    httpStatus: 400,
+    summary:
+      'A RolloutFile v1 record, file or summary breaks docs/formats/rollout-file-v1.md (format, version, metadata schema, tensor set, dtype, shape, non-finite value, seed range, summary lengths); `details.reason` names the rule.',
+  },
+  FMT_INVALID_ARGUMENT: {
+    source: 'formats',
+    httpStatus: 400,
+    summary: 'A RolloutFile accessor was given a step or sample index outside the file.',
+  },
+  FMT_FILE_IO: {
+    source: 'formats',
+    httpStatus: 500,
+    summary: 'A safetensors file could not be opened, sized or read.',
+  },
+  FMT_ONNX_MALFORMED: {
+    source: 'formats',
+    httpStatus: 400,
+    summary: 'Bytes read back as an ONNX model are not a well-formed protobuf message.',
+  },
   MODEL_CONFIG_INVALID: {
     source: 'models',
     httpStatus: 400,
@@ -446,12 +468,6 @@ export const ERROR_CODES = {
     summary:
       "A rollout request breaks its model card's rules (seeds, sampler, schedule, latent shape vs patch, guidance, a noise level the SDE numerics cannot survive); names the field.",
   },
-  MODEL_SAFETENSORS_INVALID: {
-    source: 'models',
-    httpStatus: 400,
-    summary:
-      'A safetensors buffer is malformed or truncated (header length, JSON, dtype, shape, offsets); nothing is loaded.',
-  },
   MODEL_WEIGHTS_MISMATCH: {
     source: 'models',
     httpStatus: 400,
@@ -473,11 +489,6 @@ export const ERROR_CODES = {
     httpStatus: 400,
     summary:
       'ONNX export options are invalid: unknown component, form or flag, a captured graph without weights or fixed dims, or over the 2 GB protobuf limit.',
-  },
-  MODEL_ONNX_MALFORMED: {
-    source: 'models',
-    httpStatus: 400,
-    summary: 'Bytes read back as an ONNX model are not a well-formed protobuf message.',
   },
   MODEL_NO_COMPUTE_POOL: {
     source: 'models',
@@ -590,12 +601,6 @@ export const ERROR_CODES = {
     source: 'runtime',
     httpStatus: 499,
     summary: 'A rollout was cancelled through its AbortSignal; it stopped at a step boundary.',
-  },
-  RT_RESULT_INVALID: {
-    source: 'runtime',
-    httpStatus: 400,
-    summary:
-      'A rollout result file is malformed or does not have the documented layout; names what is wrong.',
   },
 } as const satisfies Record<string, ErrorCodeInfo>;
 

@@ -22,22 +22,13 @@ export { TEXT_ENCODER_STREAM_BASE, initWeights } from './init-weights.js';
 export type { Wan21Component } from './init-weights.js';
 export { checkWeightsAgainstConfig, diffWeights } from './check-weights.js';
 export type { WeightsMismatch, WrongShapeTensor } from './check-weights.js';
-export { decodeBfloat16, decodeFloat16, float16BitsToNumber } from './safetensors/half-float.js';
 export {
-  MAX_HEADER_BYTES,
-  SAFETENSORS_ITEM_BYTES,
-  readSafetensors,
-} from './safetensors/read-safetensors.js';
-export type {
-  Float64Tensor,
-  ReadSafetensorsOptions,
-  SafetensorsContents,
-  SafetensorsDtype,
-  SafetensorsTensor,
-} from './safetensors/read-safetensors.js';
-export { writeSafetensors } from './safetensors/write-safetensors.js';
-export type { TensorCollection } from './safetensors/write-safetensors.js';
-export { loadWeightsFile, saveWeightsFile } from './safetensors/weights-file.js';
+  decodeWeights,
+  encodeWeights,
+  loadWeightsFile,
+  saveWeightsFile,
+} from './weights/weights-file.js';
+export type { WeightsContents } from './weights/weights-file.js';
 export { applyRope, attention, createAttentionScratch } from './reference/attention.js';
 export type { AttentionDims, AttentionScratch } from './reference/attention.js';
 export { ditForward, timestepSinusoid } from './reference/dit-forward.js';
@@ -128,7 +119,6 @@ export {
   EXPORT_ONNX_USAGE,
   GraphBuilder,
   MAX_CAPTURED_WEIGHT_BYTES,
-  ONNX_DTYPE,
   ONNX_GRAPH_VERSION,
   ONNX_IR_VERSION,
   ONNX_OPSET,
@@ -136,8 +126,6 @@ export {
   buildDitOnnx,
   buildTextEncoderOnnx,
   createOnnxArtifacts,
-  decodeModelSummary,
-  encodeModel,
   exportOnnx,
   exportOnnxFile,
   floatAttr,
@@ -150,21 +138,10 @@ export type {
   ExportOnnxOptions,
   ExportOnnxResult,
   OnnxArtifacts,
-  OnnxAttribute,
   OnnxBuildOptions,
   OnnxCapturedDims,
   OnnxComponent,
-  OnnxDim,
-  OnnxElemType,
   OnnxForm,
-  OnnxGraph,
-  OnnxInitializerSummary,
   OnnxInputDims,
-  OnnxModel,
-  OnnxModelSummary,
-  OnnxNode,
-  OnnxTensor,
-  OnnxValueInfo,
-  OnnxValueSummary,
   Value,
 } from './onnx/index.js';

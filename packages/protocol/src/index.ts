@@ -53,7 +53,6 @@ export type {
   RolloutRequest,
   RolloutRequestInput,
 } from './rollout-request.js';
-export { canonicalJson } from './canonical-json.js';
 export {
   LANE_PREFIX,
   RequirementsSchema,
@@ -80,8 +79,6 @@ export {
   weightSyncSchema,
 } from './weight-sync.js';
 export type { SyncAck, SyncStatus, WeightSync } from './weight-sync.js';
-export { CaptureStatsSchema, RolloutSummarySchema } from './rollout-summary.js';
-export type { CaptureStats, RolloutSummary } from './rollout-summary.js';
 export {
   JobProgressSchema,
   JobStateSchema,

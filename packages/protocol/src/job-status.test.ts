@@ -2,83 +2,49 @@ import { describe, expect, it } from 'vitest';
 import { JobStatusSchema } from './job-status.js';
 import { LaneSpecSchema } from './lane-spec.js';
 import { laneForRequirements, type Requirements } from './requirements.js';
-import { RolloutSummarySchema } from './rollout-summary.js';
 
+/** A completed job's summary (RolloutFile v1's schema, owned by formats). */
 const SUMMARY = {
   id: 'job-1',
   model: 'wan21-mini',
+  loopId: 'wan21.denoise',
   prompt: 'a red ball',
-  seeds: [1, 2],
-  steps: 2,
+  negativePrompt: '',
   sampler: 'sde',
-  guidanceScale: 4.5,
+  steps: 2,
+  group: 2,
+  latentDims: [4, 4, 16, 16],
   noiseLevel: 0.7,
+  guidanceScale: 4.5,
   shift: 3,
-  shape: { frames: 4, height: 16, width: 16 },
+  weightsVersions: { dit: 3, text_encoder: 0 },
+  backend: { dit: 'cpu-reference', text_encoder: 'cpu-reference' },
+  platform: { device: 'cpu', arch: 'x86-64-v3' },
+  interceptors: [],
+  seeds: [1, 2],
   sigmas: [1, 0.6, 0],
-  timesteps: [1000, 600, 0],
+  timesteps: [1000, 600],
+  stepIndices: [0, 1],
   logProbs: [
     [-1.5, -1.4],
     [-1.6, -1.3],
   ],
-  weights: { dit: 3, text_encoder: 0 },
   worker: 'w-1',
-  platform: { device: 'cpu', arch: 'x86-64-v3', features: [] },
-  backend: 'cpu',
-  timings: { totalMs: 12.5, perStepMs: [6, 6.5] },
+  timings: { totalMs: 12.5, encodeMs: 0.5, denoiseMs: 12, captureMs: 0, stepMs: [6, 6] },
+  captureStats: {
+    captures: 1,
+    replays: 1,
+    eagerBreaks: 0,
+    evictions: 0,
+    liveGraphs: 1,
+    bytesHeld: 64,
+  },
 };
 
 function paths(result: { success: boolean; error?: { issues: { path: PropertyKey[] }[] } }) {
   expect(result.success).toBe(false);
   return result.error?.issues.map((issue) => issue.path.join('.')) ?? [];
 }
-
-describe('RolloutSummarySchema', () => {
-  it('accepts a consistent summary, with or without capture stats', () => {
-    expect(RolloutSummarySchema.parse(SUMMARY)).toEqual(SUMMARY);
-    const stats = {
-      captures: 1,
-      replays: 1,
-      eagerBreaks: 0,
-      evictions: 0,
-      liveGraphs: 1,
-      bytesHeld: 64,
-    };
-    expect(RolloutSummarySchema.parse({ ...SUMMARY, captureStats: stats }).captureStats).toEqual(
-      stats,
-    );
-  });
-
-  it('accepts an ode summary with empty log-prob rows', () => {
-    expect(
-      RolloutSummarySchema.safeParse({ ...SUMMARY, sampler: 'ode', logProbs: [[], []] }).success,
-    ).toBe(true);
-  });
-
-  it.each([
-    ['sigmas of the wrong length', { sigmas: [1, 0] }, 'sigmas'],
-    ['timesteps of the wrong length', { timesteps: [1000, 0] }, 'timesteps'],
-    ['a log-prob row per seed missing', { logProbs: [[-1, -1]] }, 'logProbs'],
-    ['a short log-prob row', { logProbs: [[-1, -1], [-1]] }, 'logProbs.1'],
-    [
-      'per-step timings of the wrong length',
-      { timings: { totalMs: 1, perStepMs: [1] } },
-      'timings.perStepMs',
-    ],
-    [
-      'a non-numeric log-prob',
-      {
-        logProbs: [
-          [-1, 'x'],
-          [-1, -1],
-        ],
-      },
-      'logProbs.0.1',
-    ],
-  ])('rejects %s', (_name, patch, path) => {
-    expect(paths(RolloutSummarySchema.safeParse({ ...SUMMARY, ...patch }))).toContain(path);
-  });
-});
 
 const REQS: Requirements = {
   model: 'wan21-mini',
@@ -123,6 +89,14 @@ describe('JobStatusSchema', () => {
       error: { code: 'RT_NON_FINITE', message: 'nan', details: {} },
     };
     expect(JobStatusSchema.safeParse(failed).success).toBe(true);
+  });
+
+  it("checks a completed job's summary with RolloutFile v1's schema", () => {
+    const done = { ...base, status: 'completed', progress: { step: 2, steps: 2 } };
+    const stale = { ...SUMMARY, timesteps: [1000, 600, 0] };
+    expect(paths(JobStatusSchema.safeParse({ ...done, summary: stale }))).toContain(
+      'summary.timesteps',
+    );
   });
 
   it.each([

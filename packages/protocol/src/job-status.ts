@@ -1,7 +1,7 @@
+import { RolloutSummarySchema } from '@flowfleet/formats';
 import { z } from 'zod';
 import { IdSchema, TimestampSchema } from './atoms.js';
 import { ErrorEnvelopeSchema } from './error-envelope.js';
-import { RolloutSummarySchema } from './rollout-summary.js';
 
 /** A job's lifecycle: queued → active → completed | failed. */
 export const JobStateSchema = z.enum(['queued', 'active', 'completed', 'failed']);

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { FlowfleetError } from '@flowfleet/errors';
+import { canonicalJson } from '@flowfleet/formats';
 import { z } from 'zod';
 import { MinArchSchema, type MinArch } from './arch.js';
 import { ComponentIdSchema, DeviceSchema, ModelIdSchema, OpIdSchema } from './atoms.js';
-import { canonicalJson } from './canonical-json.js';
 import type { RolloutRequest } from './rollout-request.js';
 
 /**

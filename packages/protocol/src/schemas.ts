@@ -1,17 +1,17 @@
+import { CaptureStatsSchema, RolloutSummarySchema } from '@flowfleet/formats';
 import { ConstraintsSchema, LatentShapeSchema, RolloutRequestSchema } from './rollout-request.js';
 import { ErrorEnvelopeSchema } from './error-envelope.js';
 import { JobProgressSchema, JobStatusSchema, RolloutListItemSchema } from './job-status.js';
 import { LaneSpecSchema } from './lane-spec.js';
 import { RequirementsSchema } from './requirements.js';
 import { RolloutJobSchema } from './rollout-job.js';
-import { CaptureStatsSchema, RolloutSummarySchema } from './rollout-summary.js';
 import { WeightRequirementsSchema } from './weight-requirement.js';
 import { SyncAckSchema, WeightSyncSchema } from './weight-sync.js';
 import { WorkerHeartbeatSchema } from './worker-heartbeat.js';
 import { ManifestRowSchema, PlatformFactsSchema, WorkerManifestSchema } from './worker-manifest.js';
 
 /**
- * Every message schema by name, under the default limits: what an OpenAPI document lists under
+ * Every message schema by name (the rollout summary's is formats', RolloutFile v1), under the default limits: what an OpenAPI document lists under
  * `components.schemas` (convert each with `toJsonSchema`).
  */
 export const PROTOCOL_SCHEMAS = Object.freeze({

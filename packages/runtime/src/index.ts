@@ -17,13 +17,7 @@ export { createResidualSkip } from './residual-skip.js';
 export type { ResidualSkip, ResidualSkipOptions } from './residual-skip.js';
 export { runRollout } from './rollout-executor.js';
 export type { RolloutRequest } from './rollout-request.js';
-export {
-  ROLLOUT_FORMAT,
-  ROLLOUT_FORMAT_VERSION,
-  readRolloutResult,
-  writeRolloutResult,
-} from './rollout-file.js';
-export type { RolloutResult, RolloutTimings } from './rollout-result.js';
+export type { RolloutResult } from './rollout-result.js';
 export { runLoop } from './run-loop.js';
 export type { RunLoopOptions } from './run-loop.js';
 export { RuntimeLoopContext } from './runtime-loop-context.js';

@@ -15,9 +15,7 @@ export const REWARD_LEGEND = [
 
 function captureLine(rollout: DemoRollout): string {
   const stats = rollout.captureStats;
-  return stats === null || stats === undefined
-    ? 'graphs: -'
-    : `graphs: ${stats.captures} captured, ${stats.replays} replayed, ${stats.eagerBreaks} eager breaks`;
+  return `graphs: ${stats.captures} captured, ${stats.replays} replayed, ${stats.eagerBreaks} eager breaks`;
 }
 
 /** One line per rollout: where it ran, its timings and graph-capture counters. */

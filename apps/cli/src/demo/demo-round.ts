@@ -1,9 +1,10 @@
 import type { FlowfleetClient, RoundGroup } from '@flowfleet/client';
 import { FlowfleetError } from '@flowfleet/errors';
-import type { JobStatus, RolloutSummary } from '@flowfleet/protocol';
+import type { RolloutSummary } from '@flowfleet/formats';
+import type { JobStatus } from '@flowfleet/protocol';
 import { shortId } from '../format/numbers.js';
 import type { ProgressBoard } from '../format/progress-board.js';
-import { logProbSum } from '../format/rollout-report.js';
+import { backendName, logProbSum } from '../format/rollout-report.js';
 import { trackRollouts } from '../commands/track-rollouts.js';
 import { channelZeroMean, groupAdvantages } from './grpo.js';
 
@@ -26,7 +27,7 @@ export interface DemoRollout {
   readonly weights: Readonly<Record<string, number>>;
   readonly totalMs: number;
   readonly perStepMs: readonly number[];
-  readonly captureStats: NonNullable<RolloutSummary['captureStats']> | null;
+  readonly captureStats: RolloutSummary['captureStats'];
   readonly samples: readonly DemoSample[];
 }
 
@@ -90,11 +91,11 @@ export async function runDemoRound(options: DemoRoundOptions): Promise<DemoRollo
   return Promise.all(
     statuses.map(async (status, i) => {
       const summary = summaryOf(status);
-      if (summary.weights['dit'] !== ditVersion) {
+      if (summary.weightsVersions['dit'] !== ditVersion) {
         throw new FlowfleetError(
           'CLI_DEMO_CHECK_FAILED',
-          `rollout ${status.id} ran on dit v${summary.weights['dit']}, not the required v${ditVersion}`,
-          { details: { id: status.id, weights: summary.weights } },
+          `rollout ${status.id} ran on dit v${summary.weightsVersions['dit']}, not the required v${ditVersion}`,
+          { details: { id: status.id, weights: summary.weightsVersions } },
         );
       }
       const file = await client.getResult(status.id, { signal });
@@ -103,7 +104,7 @@ export async function runDemoRound(options: DemoRoundOptions): Promise<DemoRollo
       );
       const advantages = groupAdvantages(rewards);
       const samples = file.seeds.map((seed, sample) => {
-        const logProbs = Array.from(file.logProbsOf(sample));
+        const logProbs = Array.from(file.logProbsOf(sample) ?? []);
         return {
           seed,
           logProbs,
@@ -116,11 +117,11 @@ export async function runDemoRound(options: DemoRoundOptions): Promise<DemoRollo
         id: status.id,
         prompt: groups[i]?.prompt ?? summary.prompt,
         worker: summary.worker,
-        backend: summary.backend,
-        weights: summary.weights,
+        backend: backendName(summary.backend),
+        weights: summary.weightsVersions,
         totalMs: summary.timings.totalMs,
-        perStepMs: summary.timings.perStepMs,
-        captureStats: summary.captureStats ?? null,
+        perStepMs: summary.timings.stepMs,
+        captureStats: summary.captureStats,
         samples,
       };
     }),

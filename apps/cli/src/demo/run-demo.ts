@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FlowfleetClient, Matrix, RoundGroup } from '@flowfleet/client';
 import { FlowfleetError } from '@flowfleet/errors';
-import { initWeights, wan21MiniCard, writeSafetensors } from '@flowfleet/models';
+import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
 import { line, type CliIo } from '../cli-io.js';
 import {
   fleetBanner,
@@ -181,7 +181,7 @@ async function demoBody(
 
   out.section(2, 'push weights v1 (dit = initWeights(seed 1), as a trainer starts)');
   const v1Weights = initWeights(config, 1, 'dit');
-  const v1 = await pushDitVersion(client, writeSafetensors(v1Weights), 1, signal);
+  const v1 = await pushDitVersion(client, encodeWeights(v1Weights), 1, signal);
   await showSync(client, v1, out, events, signal);
 
   out.section(
@@ -202,7 +202,7 @@ async function demoBody(
   out.section(4, `trainer update → push weights v2 (v1 + ${UPDATE_SCALE}·RMS·N(0,1) per tensor)`);
   const v2 = await pushDitVersion(
     client,
-    writeSafetensors(perturbWeights(v1Weights, 2, UPDATE_SCALE)),
+    encodeWeights(perturbWeights(v1Weights, 2, UPDATE_SCALE)),
     2,
     signal,
   );

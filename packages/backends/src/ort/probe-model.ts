@@ -13,7 +13,7 @@
  *   ValueInfoProto:    name=1, type=2;  TypeProto: tensor_type=1
  *   TypeProto.Tensor:  elem_type=1 (1 = FLOAT), shape=2
  *   TensorShapeProto:  dim=1;  Dimension: dim_value=1
- * `encodeOnnxModel` (onnx-encoder.ts) produces exactly these bytes; a unit test keeps them equal.
+ * `encodeOnnxModel` (@flowfleet/formats) produces exactly these bytes; a unit test keeps them equal.
  */
 // prettier-ignore
 export const PROBE_MODEL_BYTES: Uint8Array = Uint8Array.from([

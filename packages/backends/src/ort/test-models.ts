@@ -1,20 +1,43 @@
 import type { TensorData } from '@flowfleet/platform';
 import type { OnnxBuildOptions } from './onnx-artifacts.js';
-import { encodeOnnxModel, type OnnxElemType } from './onnx-encoder.js';
+import {
+  encodeOnnxModel,
+  type OnnxElemType,
+  type OnnxNode,
+  type OnnxTensor,
+  type OnnxValueInfo,
+} from '@flowfleet/formats';
 
 /**
  * Small ONNX models for tests of the ort backend and of the backend conformance suite. They are
- * built with `encodeOnnxModel`; real models come from the model cards.
+ * built with formats' `encodeOnnxModel` (the one ONNX writer); real models come from the model
+ * cards.
  */
 
-/** `y = a + b` over a 1-D tensor of symbolic length `n`. */
-export function addModel(type: OnnxElemType = 'float32'): Uint8Array {
+/** What the test models vary: graph interface, nodes and constants (opset 13, IR 8, graph `g`). */
+interface TestModel {
+  readonly inputs: readonly OnnxValueInfo[];
+  readonly outputs: readonly OnnxValueInfo[];
+  readonly nodes: readonly OnnxNode[];
+  readonly initializers?: readonly OnnxTensor[];
+}
+
+function encodeTestModel(model: TestModel): Uint8Array {
   return encodeOnnxModel({
+    irVersion: 8,
+    opsetImports: [{ version: 13 }],
+    graph: { name: 'g', ...model },
+  });
+}
+
+/** `y = a + b` over a 1-D tensor of symbolic length `n`. */
+export function addModel(elemType: OnnxElemType = 'float'): Uint8Array {
+  return encodeTestModel({
     inputs: [
-      { name: 'a', type, dims: ['n'] },
-      { name: 'b', type, dims: ['n'] },
+      { name: 'a', elemType, dims: ['n'] },
+      { name: 'b', elemType, dims: ['n'] },
     ],
-    outputs: [{ name: 'y', type, dims: ['n'] }],
+    outputs: [{ name: 'y', elemType, dims: ['n'] }],
     nodes: [{ opType: 'Add', inputs: ['a', 'b'], outputs: ['y'] }],
   });
 }
@@ -27,12 +50,12 @@ export function matmulChainModel(size: number, depth: number): Uint8Array {
     outputs: [i === depth - 1 ? 'y' : `h${i + 1}`],
   }));
   const square = [size, size];
-  return encodeOnnxModel({
+  return encodeTestModel({
     inputs: [
-      { name: 'x', type: 'float32', dims: square },
-      { name: 'w', type: 'float32', dims: square },
+      { name: 'x', elemType: 'float', dims: square },
+      { name: 'w', elemType: 'float', dims: square },
     ],
-    outputs: [{ name: 'y', type: 'float32', dims: square }],
+    outputs: [{ name: 'y', elemType: 'float', dims: square }],
     nodes,
   });
 }
@@ -96,25 +119,25 @@ export function mlpOnnx(options: OnnxBuildOptions): Uint8Array {
     { opType: 'Add', inputs: ['h3', 'fc2.bias'], outputs: ['y'] },
   ];
   const io = {
-    outputs: [{ name: 'y', type: 'float32' as const, dims: [batch, o] }],
+    outputs: [{ name: 'y', elemType: 'float' as const, dims: [batch, o] }],
     nodes,
   };
   if (options.form === 'eager') {
-    return encodeOnnxModel({
+    return encodeTestModel({
       inputs: [
-        { name: 'x', type: 'float32', dims: [batch, d] },
-        ...weightInfo.map((w) => ({ ...w, type: 'float32' as const })),
+        { name: 'x', elemType: 'float', dims: [batch, d] },
+        ...weightInfo.map((w) => ({ ...w, elemType: 'float' as const })),
       ],
       ...io,
     });
   }
-  return encodeOnnxModel({
-    inputs: [{ name: 'x', type: 'float32', dims: [batch, d] }],
+  return encodeTestModel({
+    inputs: [{ name: 'x', elemType: 'float', dims: [batch, d] }],
     initializers: weightInfo.map(({ name, dims }) => {
       const tensor = options.weights.get(name);
       if (tensor === undefined || tensor.dtype !== 'float32')
         throw new Error(`missing weight ${name}`);
-      return { name, type: 'float32' as const, dims, data: tensor.data };
+      return { name, elemType: 'float' as const, dims, data: tensor.data };
     }),
     ...io,
   });

@@ -1,4 +1,5 @@
 import { FlowfleetError } from '@flowfleet/errors';
+import { encodeOnnxModel, type OnnxDim } from '@flowfleet/formats';
 import { parameterShapes } from '../parameter-shapes.js';
 import { ropeTables } from '../rope-tables.js';
 import { headDim, validateWan21Config, type Wan21Config } from '../wan21-config.js';
@@ -12,7 +13,6 @@ import {
   timeEmbedding,
   unpatchify,
 } from './dit-parts.js';
-import { encodeModel } from './encode-model.js';
 import { GraphBuilder, type Value } from './graph-builder.js';
 import {
   checkCapturedSize,
@@ -22,7 +22,6 @@ import {
   type CapturedDims,
   type OnnxBuildOptions,
 } from './onnx-options.js';
-import type { OnnxDim } from './onnx-types.js';
 
 /** Version stamped into producer_version and metadata; bump when the graph changes. */
 export const ONNX_GRAPH_VERSION = '1';
@@ -117,7 +116,7 @@ export function buildDitOnnx(config: Wan21Config, options: OnnxBuildOptions): Ui
   const out = g.scope('head', () => ditHead(g, p, x, e, config));
   const velocity = g.scope('unpatchify', () => unpatchify(g, out, latent, config));
   g.output(velocity, 'velocity', 'float', latentDims);
-  return encodeModel(
+  return encodeOnnxModel(
     g.toModel(ONNX_GRAPH_VERSION, {
       'flowfleet.model': config.name,
       'flowfleet.component': 'dit',

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
 import { wan21MiniCard } from '../cards/wan21-mini-card.js';
 import { initWeights } from '../init-weights.js';
-import { decodeModelSummary } from './decode-model.js';
+import { decodeOnnxModelSummary } from '@flowfleet/formats';
 import { exportOnnx, type ExportOnnxOptions } from './export-onnx.js';
 import { parseExportOnnxArgs } from './export-onnx-args.js';
 import type { OnnxArtifacts } from './onnx-artifacts.js';
@@ -20,7 +20,7 @@ describe('exportOnnx', () => {
   it('eager by default: symbolic dims, weights as inputs', () => {
     const result = exportOnnx({ model: 'wan21-mini' });
     expect(result).toMatchObject({ component: 'dit', form: 'eager', weightsSource: 'inputs' });
-    expect(decodeModelSummary(result.bytes).initializers).toEqual([]);
+    expect(decodeOnnxModelSummary(result.bytes).initializers).toEqual([]);
   });
 
   it('captured without weights bakes the deterministic init at the card latent defaults', () => {
@@ -69,11 +69,15 @@ describe('wan21-mini card ONNX artifacts', () => {
     expect(Object.keys(extra)).toEqual(['rope_cos', 'rope_sin']);
     expect(extra['rope_cos']?.dims).toEqual([2 * 4 * 6, 16]);
     expect(dit.onnxCapturedDims({ latent })).toEqual({ batch: 2, frames: 2, height: 8, width: 12 });
-    expect(decodeModelSummary(dit.buildOnnx({ form: 'eager' })).outputs[0]?.name).toBe('velocity');
+    expect(decodeOnnxModelSummary(dit.buildOnnx({ form: 'eager' })).outputs[0]?.name).toBe(
+      'velocity',
+    );
     const te = artifacts('text_encoder');
     expect(te.onnxEagerInputs({ tokens: [3, 16] })).toEqual({});
     expect(te.onnxCapturedDims({ tokens: [3, 16] })).toEqual({ batch: 3 });
-    expect(decodeModelSummary(te.buildOnnx({ form: 'eager' })).outputs[0]?.name).toBe('context');
+    expect(decodeOnnxModelSummary(te.buildOnnx({ form: 'eager' })).outputs[0]?.name).toBe(
+      'context',
+    );
   });
 });
 

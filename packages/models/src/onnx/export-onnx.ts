@@ -4,7 +4,7 @@ import { FlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
 import { DEFAULT_CARD_REGISTRY } from '../cards/card-registry.js';
 import { TEXT_ENCODER_PREFIX } from '../parameter-shapes.js';
-import { loadWeightsFile } from '../safetensors/weights-file.js';
+import { loadWeightsFile } from '../weights/weights-file.js';
 import type { OnnxComponent } from './onnx-artifacts.js';
 import type { OnnxBuildOptions, OnnxForm } from './onnx-options.js';
 
@@ -125,7 +125,7 @@ export interface ExportOnnxFileOptions extends Omit<ExportOnnxOptions, 'weights'
 /**
  * Exports to a file (written atomically: temp file + rename).
  *
- * @throws the codes of `exportOnnx`, MODEL_WEIGHTS_IO / MODEL_SAFETENSORS_INVALID for the weights
+ * @throws the codes of `exportOnnx`, MODEL_WEIGHTS_IO / FMT_SAFETENSORS_INVALID for the weights
  *   file, and MODEL_WEIGHTS_IO when the output cannot be written.
  */
 export async function exportOnnxFile(options: ExportOnnxFileOptions): Promise<ExportOnnxResult> {

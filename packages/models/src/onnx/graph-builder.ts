@@ -1,7 +1,5 @@
 import {
   ONNX_DTYPE,
-  ONNX_IR_VERSION,
-  ONNX_OPSET,
   type OnnxAttribute,
   type OnnxDim,
   type OnnxElemType,
@@ -9,7 +7,12 @@ import {
   type OnnxNode,
   type OnnxTensor,
   type OnnxValueInfo,
-} from './onnx-types.js';
+} from '@flowfleet/formats';
+
+/** IR version written (ONNX 1.12 era, the one that introduced opset 17). */
+export const ONNX_IR_VERSION = 8;
+/** The ai.onnx opset every flowfleet graph targets. */
+export const ONNX_OPSET = 17;
 
 /** A value in the graph under construction: the name of a tensor. */
 export type Value = string;

@@ -3,7 +3,7 @@ import { isFlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
 import { parameterShapes, textEncoderParameterShapes } from '../parameter-shapes.js';
 import { WAN21_MINI } from '../wan21-config.js';
-import { decodeModelSummary } from './decode-model.js';
+import { decodeOnnxModelSummary } from '@flowfleet/formats';
 import { buildDitOnnx } from './dit-graph.js';
 import { buildTextEncoderOnnx } from './text-encoder-graph.js';
 
@@ -29,7 +29,7 @@ describe('buildDitOnnx structure', () => {
   const shapes = parameterShapes(WAN21_MINI);
 
   it('eager: IR 8, opset 17, data inputs then every weight by name, symbolic dims, no initializers', () => {
-    const model = decodeModelSummary(buildDitOnnx(WAN21_MINI, { form: 'eager' }));
+    const model = decodeOnnxModelSummary(buildDitOnnx(WAN21_MINI, { form: 'eager' }));
     expect(model.irVersion).toBe(8);
     expect(model.opsetImports).toEqual([{ domain: '', version: 17 }]);
     expect(model.initializers).toEqual([]);
@@ -67,7 +67,7 @@ describe('buildDitOnnx structure', () => {
       height: 8,
       width: 12,
     });
-    const model = decodeModelSummary(bytes);
+    const model = decodeOnnxModelSummary(bytes);
     expect(model.inputs).toEqual([
       { name: 'latent', elemType: 'float', dims: [3, 4, 2, 8, 12] },
       { name: 'timestep', elemType: 'float', dims: [3] },
@@ -132,7 +132,7 @@ describe('buildTextEncoderOnnx structure', () => {
   const shapes = textEncoderParameterShapes(WAN21_MINI);
 
   it('eager: int64 tokens [batch, L] plus prefixed weights; output context', () => {
-    const model = decodeModelSummary(buildTextEncoderOnnx(WAN21_MINI, { form: 'eager' }));
+    const model = decodeOnnxModelSummary(buildTextEncoderOnnx(WAN21_MINI, { form: 'eager' }));
     expect(model.inputs[0]).toEqual({ name: 'tokens', elemType: 'int64', dims: ['batch', 16] });
     expect(model.inputs.slice(1).map((i) => i.name)).toEqual([...shapes.keys()]);
     expect(model.inputs.every((i, k) => k === 0 || i.name.startsWith('text_encoder.'))).toBe(true);
@@ -143,7 +143,7 @@ describe('buildTextEncoderOnnx structure', () => {
   });
 
   it('captured: fixed batch, weights baked', () => {
-    const model = decodeModelSummary(
+    const model = decodeOnnxModelSummary(
       buildTextEncoderOnnx(WAN21_MINI, {
         form: 'captured',
         weights: fakeWeights(shapes),

@@ -12,19 +12,5 @@ export type {
 export { exportOnnx, exportOnnxFile } from './export-onnx.js';
 export { EXPORT_ONNX_USAGE, parseExportOnnxArgs } from './export-onnx-args.js';
 export type { ExportOnnxFileOptions, ExportOnnxOptions, ExportOnnxResult } from './export-onnx.js';
-export { decodeModelSummary } from './decode-model.js';
-export type { OnnxInitializerSummary, OnnxModelSummary, OnnxValueSummary } from './decode-model.js';
-export { encodeModel } from './encode-model.js';
-export { GraphBuilder, floatAttr } from './graph-builder.js';
+export { GraphBuilder, ONNX_IR_VERSION, ONNX_OPSET, floatAttr } from './graph-builder.js';
 export type { AttrInput, Value } from './graph-builder.js';
-export { ONNX_DTYPE, ONNX_IR_VERSION, ONNX_OPSET } from './onnx-types.js';
-export type {
-  OnnxAttribute,
-  OnnxDim,
-  OnnxElemType,
-  OnnxGraph,
-  OnnxModel,
-  OnnxNode,
-  OnnxTensor,
-  OnnxValueInfo,
-} from './onnx-types.js';

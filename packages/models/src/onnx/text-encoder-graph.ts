@@ -1,14 +1,13 @@
 import { FlowfleetError } from '@flowfleet/errors';
+import { encodeOnnxModel, type OnnxDim } from '@flowfleet/formats';
 import { TEXT_ENCODER_PREFIX, textEncoderParameterShapes } from '../parameter-shapes.js';
 import { validateWan21Config, type Wan21Config } from '../wan21-config.js';
 import { checkWeightsAgainstConfig } from '../check-weights.js';
 import { bindParams } from './bind-params.js';
 import { ONNX_GRAPH_VERSION, SYMBOLIC_DIMS } from './dit-graph.js';
-import { encodeModel } from './encode-model.js';
 import { GraphBuilder } from './graph-builder.js';
 import { geluTanh, layerNormNoAffine, linear } from './layers.js';
 import { checkCapturedSize, checkForm, requireDim, type OnnxBuildOptions } from './onnx-options.js';
-import type { OnnxDim } from './onnx-types.js';
 
 /**
  * Builds the toy text encoder as ONNX ModelProto bytes (opset 17):
@@ -49,7 +48,7 @@ export function buildTextEncoderOnnx(config: Wan21Config, options: OnnxBuildOpti
     return linear(g, p, geluTanh(g, linear(g, p, normed, `${pre}mlp.0`)), `${pre}mlp.2`);
   });
   g.output(g.add(h, mlp), 'context', 'float', [B, config.textLen, config.textDim]);
-  return encodeModel(
+  return encodeOnnxModel(
     g.toModel(ONNX_GRAPH_VERSION, {
       'flowfleet.model': config.name,
       'flowfleet.component': 'text_encoder',

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+
+/** `__metadata__.format` of a rollout file. */
+export const ROLLOUT_FORMAT = 'flowfleet.rollout';
+/** `__metadata__.format_version` this code writes and reads. */
+export const ROLLOUT_FORMAT_VERSION = '1';
+
+/**
+ * Names the summary gives the tensors and the per-attempt fields. A record's metadata may not use
+ * them (not even as an added optional field), so that the summary can hold the metadata verbatim
+ * beside them.
+ */
+export const RESERVED_SUMMARY_KEYS: readonly string[] = Object.freeze([
+  'id',
+  'latents',
+  'logProbs',
+  'seeds',
+  'sigmas',
+  'timesteps',
+  'stepIndices',
+  'worker',
+  'timings',
+  'captureStats',
+]);
+
+/** The two samplers: `sde` (FlowGRPO, with per-step log-probs) and `ode` (Euler, none). */
+export const RolloutSamplerSchema = z.enum(['sde', 'ode']);
+
+/**
+ * The required metadata fields of RolloutFile v1, shared by the record schema and the summary
+ * schema (which holds them verbatim).
+ */
+export const ROLLOUT_METADATA_FIELDS = {
+  model: z.string().min(1),
+  loopId: z.string().min(1),
+  prompt: z.string(),
+  negativePrompt: z.string(),
+  sampler: RolloutSamplerSchema,
+  /** Denoise steps T. */
+  steps: z.int().min(1),
+  /** Samples G (one seed each). */
+  group: z.int().min(1),
+  /** One sample's latent shape (rank ≥ 1, e.g. [C, F, H, W] for wan21). */
+  latentDims: z.array(z.int().min(1)).min(1),
+  noiseLevel: z.number(),
+  guidanceScale: z.number(),
+  /** Shift of the linear-shift schedule; null when the request carried explicit sigmas. */
+  shift: z.number().nullable(),
+  /** The weight version of every component the rollout ran on. */
+  weightsVersions: z.record(z.string().min(1), z.int().min(0)),
+  /** The backend that built each component (`ort-cpu`, `cpu-reference`, …). */
+  backend: z.record(z.string().min(1), z.string().min(1)),
+  platform: z.looseObject({ device: z.string().min(1), arch: z.string().min(1) }),
+  /** Names of the interceptors installed for the rollout. */
+  interceptors: z.array(z.string()),
+};
+
+/**
+ * The JSON object in `__metadata__.rollout`: the required fields are strict (type, range);
+ * any other key is an added optional field of a later writer and is preserved as it is (the next
+ * format additions, e.g. a CFG rule name, land this way without a version bump). Keys the summary
+ * reserves are refused. Everything here is a pure function of (job, weights, backend): no
+ * timings, capture counters or worker ids.
+ */
+export const RolloutMetadataSchema = z
+  .looseObject(ROLLOUT_METADATA_FIELDS)
+  .superRefine((metadata, ctx) => {
+    for (const key of RESERVED_SUMMARY_KEYS) {
+      if (Object.hasOwn(metadata, key)) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'is a name the summary reserves' });
+      }
+    }
+  });
+/** The metadata record of a rollout file (required fields plus any added ones). */
+export type RolloutMetadata = z.infer<typeof RolloutMetadataSchema>;
