@@ -84,8 +84,10 @@ describe('uploads take application/octet-stream only', () => {
       method: 'POST',
       url: '/v1/rollouts',
       headers: fixture.auth('trainer'),
-      payload: rolloutBody(),
+      // Within this fixture's 4-code-point prompt limit (the prompt test below).
+      payload: rolloutBody({ prompt: 'fox' }),
     });
+    expect(enqueued.statusCode, enqueued.body).toBe(202);
     const { id } = enqueued.json<{ id: string }>();
     const { headers, payload } = resultUpload(summaryFor(id, [1, 2], 10), new Uint8Array(8));
     const before = await storedFiles();

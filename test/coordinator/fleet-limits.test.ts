@@ -124,7 +124,9 @@ describe('limits raised on the coordinator only', () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       expect(last.summary?.steps).toBe(130);
-      expect(last.summary?.logProbs).toHaveLength(2);
+      // RolloutFile v1's layout: [T][G].
+      expect(last.summary?.logProbs).toHaveLength(130);
+      expect(last.summary?.logProbs?.every((row) => row.length === 2)).toBe(true);
       expect(last.attempts).toBe(1);
       expect(seen.some((status) => status.status === 'active')).toBe(true);
     } finally {
