@@ -5,7 +5,8 @@
 // and read — with no change to the runtime, the worker or the coordinator.
 import { FlowfleetClient } from '@flowfleet/client';
 import { isFlowfleetError } from '@flowfleet/errors';
-import { RolloutRequestSchema } from '@flowfleet/protocol';
+import { admissionSchema } from '@flowfleet/coordinator';
+import { DEFAULT_LIMITS } from '@flowfleet/protocol';
 import { createCardRegistry, DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
 import { ComputePool } from '@flowfleet/platform';
 import { ModelInstance, runRollout } from '@flowfleet/runtime';
@@ -78,7 +79,7 @@ describe('a second card through the fleet', () => {
     expect(file.logProbs?.every(Number.isFinite)).toBe(true);
 
     // The same rollout on a local instance of the card with the worker's version-0 weights, from
-    // the request as the edge parsed it (the schema fills the fleet's defaults, e.g. shift 3).
+    // the request as the edge parsed it (the schema fills the card's defaults, e.g. shift 1).
     const spec = card.components[0]!;
     const local = await ModelInstance.create({
       card,
@@ -91,7 +92,10 @@ describe('a second card through the fleet', () => {
       },
     });
     try {
-      const expected = await runRollout(local, RolloutRequestSchema.parse(REQUEST));
+      // The request as the edge parsed it: what it left out took the card's defaults.
+      const parsed = admissionSchema(DEFAULT_LIMITS, cards).parse(REQUEST);
+      expect(parsed.shift).toBe(card.sampling.shift);
+      const expected = await runRollout(local, parsed);
       expect(file.metadata.shift).toBe(expected.record.metadata.shift);
       expect(sameBits(file.latents, expected.record.latents)).toBe(true);
       expect(sameBits(file.logProbs!, expected.record.logProbs!)).toBe(true);

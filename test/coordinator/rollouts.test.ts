@@ -6,6 +6,7 @@ import {
   SUMMARY_BYTES_HEADER,
   fleetKeys,
 } from '@flowfleet/protocol';
+import { wan21MiniCard } from '@flowfleet/models';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -146,7 +147,20 @@ describe('POST /v1/rollouts', () => {
     expect(job?.id).toBe(id);
     expect(job?.opts.attempts).toBeGreaterThan(1);
     const data = RolloutJobSchema.parse(job?.data);
-    expect(data).toMatchObject({ id, lane, request: { steps: 10, sampler: 'sde' } });
+    // Left out, the sampling fields take the card's defaults; the payload states them.
+    const { sampling, latent } = wan21MiniCard;
+    expect(data).toMatchObject({
+      id,
+      lane,
+      request: {
+        steps: sampling.steps,
+        sampler: sampling.sampler,
+        shift: sampling.shift,
+        noiseLevel: sampling.noiseLevel,
+        guidanceScale: sampling.guidanceScale,
+        shape: latent,
+      },
+    });
     expect(await fixture.redis.hexists(`{${fixture.prefix}}:lanes`, lane)).toBe(1);
   });
 

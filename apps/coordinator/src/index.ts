@@ -21,7 +21,7 @@ export { capabilityMatrix, laneCapacities, summarizeWorkers } from './fleet-view
 export { versionStatus } from './weight-registry.js';
 export type { VersionStatus } from './weight-registry.js';
 export { JOB_ATTEMPTS, JOB_RETENTION_SECONDS } from './rollout-service.js';
-export { admitRolloutRequest } from './rollout-admission.js';
+export { admissionSchema, admitRolloutRequest, cardDefaults } from './rollout-admission.js';
 export type { AdmittedRollout } from './rollout-admission.js';
 export { FleetCapacity, judgeWorkers } from './fleet-capacity.js';
 export type { CapacityCheck, WorkerVerdict } from './fleet-capacity.js';

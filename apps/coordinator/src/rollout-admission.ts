@@ -1,11 +1,41 @@
 import type { CardRegistry } from '@flowfleet/models';
-import type { rolloutRequestSchema } from '@flowfleet/protocol';
-import { parseOrThrow, type ModelCapabilities, type RolloutRequest } from '@flowfleet/protocol';
+import {
+  parseOrThrow,
+  rolloutRequestSchema,
+  type Limits,
+  type ModelCapabilities,
+  type RolloutDefaultsFor,
+  type RolloutRequest,
+} from '@flowfleet/protocol';
 
 /** A request the edge accepts, with what its model card says it needs from a worker. */
 export interface AdmittedRollout {
   readonly request: RolloutRequest;
   readonly capabilities: ModelCapabilities;
+}
+
+/** The sampling defaults of each model, from its card: what a request that leaves them out runs. */
+export function cardDefaults(cards: CardRegistry): RolloutDefaultsFor {
+  return (model) => {
+    if (!cards.has(model)) return undefined;
+    const { sampling, latent } = cards.get(model);
+    return {
+      steps: sampling.steps,
+      sampler: sampling.sampler,
+      guidanceScale: sampling.guidanceScale,
+      noiseLevel: sampling.noiseLevel,
+      shift: sampling.shift,
+      shape: { frames: latent.frames, height: latent.height, width: latent.width },
+    };
+  };
+}
+
+/**
+ * The `POST /v1/rollouts` body schema: the request schema under the fleet's limits, with the
+ * sampling fields a request leaves out filled from its model card.
+ */
+export function admissionSchema(limits: Limits, cards: CardRegistry) {
+  return rolloutRequestSchema(limits, cardDefaults(cards));
 }
 
 /**

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { FlowfleetError } from '@flowfleet/errors';
 import { canonicalJson } from '@flowfleet/formats';
 import type { CardRegistry } from '@flowfleet/models';
+import type { rolloutRequestSchema } from '@flowfleet/protocol';
 import {
   laneOfJobId,
   rolloutJobFor,
-  rolloutRequestSchema,
   type EnqueuedRollout,
   type Limits,
   type RolloutRequest,
@@ -14,7 +14,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetCapacity } from './fleet-capacity.js';
 import type { CoordinatorKeys } from './keys.js';
-import { admitParsedRolloutRequest } from './rollout-admission.js';
+import { admissionSchema, admitParsedRolloutRequest } from './rollout-admission.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
 import type { WeightRegistry } from './weight-registry.js';
@@ -53,7 +53,7 @@ export class RolloutService {
 
   constructor(options: RolloutServiceOptions) {
     this.#options = options;
-    this.requestSchema = rolloutRequestSchema(options.limits);
+    this.requestSchema = admissionSchema(options.limits, options.cards);
   }
 
   /**

@@ -48,6 +48,8 @@ export {
   rolloutRequestSchema,
 } from './rollout-request.js';
 export type {
+  RolloutDefaultsFor,
+  RolloutRequestDefaults,
   Constraints,
   LatentShape,
   RolloutRequest,

@@ -21,7 +21,10 @@ describe('toJsonSchema', () => {
     expect(input.additionalProperties).toBe(false);
     expect(input.properties.steps).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
     expect(input.properties.seeds).toMatchObject({ minItems: 1, maxItems: 64 });
-    expect(input.properties.sampler).toMatchObject({ enum: ['sde', 'ode'], default: 'sde' });
+    // The sampling fields a client leaves out take the model card's defaults (filled when parsed).
+    expect(input.properties.sampler).toMatchObject({ enum: ['sde', 'ode'] });
+    expect(input.properties.sampler).not.toHaveProperty('default');
+    expect(String(input.properties.shift?.description)).toMatch(/default: the model card's/);
 
     const output = toJsonSchema(PROTOCOL_SCHEMAS.RolloutRequest) as { required: string[] };
     expect(output.required).toContain('steps');

@@ -5,10 +5,29 @@ import { DEVICES, DeviceSchema, ModelIdSchema, SamplerSchema, SeedSchema } from 
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { WeightRequirementsSchema } from './weight-requirement.js';
 
-/** Steps used when a request names neither `steps` nor `sigmas`. */
+/** Steps used when a request names neither `steps` nor `sigmas` and no model card says. */
 export const DEFAULT_STEPS = 10;
 
-/** Sampling defaults (FlowGRPO-style rollouts: SDE with CFG). */
+/** What a request's model fills in for the sampling fields a client leaves out. */
+export interface RolloutRequestDefaults {
+  readonly steps: number;
+  readonly sampler: 'sde' | 'ode';
+  readonly guidanceScale: number;
+  readonly noiseLevel: number;
+  readonly shift: number;
+  readonly shape: { readonly frames: number; readonly height: number; readonly width: number };
+}
+
+/**
+ * The model's defaults for a request, by model id (the coordinator answers from the model cards);
+ * undefined for a model it does not know (such a request is refused after parsing).
+ */
+export type RolloutDefaultsFor = (model: string) => RolloutRequestDefaults | undefined;
+
+/**
+ * Sampling defaults for a model nobody described (FlowGRPO-style rollouts: SDE with CFG): what
+ * the schema fills when it is given no `defaultsFor`, e.g. in tests and tools.
+ */
 export const ROLLOUT_DEFAULTS = Object.freeze({
   steps: DEFAULT_STEPS,
   sampler: 'sde' as const,
@@ -101,17 +120,26 @@ function resolvedFields(limits: Limits) {
   };
 }
 
-/** The fields as a client may send them: every one but model, prompt and seeds has a default. */
+const CARD_DEFAULT = "default: the model card's";
+
+/**
+ * The fields as a client may send them: every one but model, prompt and seeds may be left out;
+ * the sampling fields then take the model card's defaults.
+ */
 function inputFields(limits: Limits) {
   const fields = resolvedFields(limits);
+  const byCard = <T extends z.ZodType>(schema: T) =>
+    schema
+      .optional()
+      .meta({ description: `${schema.meta()?.description ?? ''} (${CARD_DEFAULT})`.trim() });
   return {
     ...fields,
-    steps: fields.steps.optional(),
-    sampler: fields.sampler.default(ROLLOUT_DEFAULTS.sampler),
-    guidanceScale: fields.guidanceScale.default(ROLLOUT_DEFAULTS.guidanceScale),
-    noiseLevel: fields.noiseLevel.default(ROLLOUT_DEFAULTS.noiseLevel),
-    shift: fields.shift.default(ROLLOUT_DEFAULTS.shift),
-    shape: fields.shape.prefault(ROLLOUT_DEFAULTS.shape),
+    steps: byCard(fields.steps),
+    sampler: byCard(fields.sampler),
+    guidanceScale: byCard(fields.guidanceScale),
+    noiseLevel: byCard(fields.noiseLevel),
+    shift: byCard(fields.shift),
+    shape: byCard(fields.shape),
     weights: fields.weights.prefault({}),
     constraints: ConstraintsSchema.prefault({}),
     waitForCapacity: fields.waitForCapacity.default(ROLLOUT_DEFAULTS.waitForCapacity),
@@ -119,13 +147,18 @@ function inputFields(limits: Limits) {
 }
 
 /**
- * The rollout request schema under `limits`. Parsing applies every default; unknown keys are
- * rejected at every level. `steps` defaults to `sigmas.length − 1` when an explicit sigma table
- * is given, else to {@link DEFAULT_STEPS}. An explicit table must have `steps + 1` entries, start
- * at or below 1, end at 0 and strictly decrease. The whole group's latent size is bounded by
- * `limits.maxLatentElements`.
+ * The rollout request schema under `limits`. Parsing applies every default — the sampling ones
+ * (`steps`, `sampler`, `guidanceScale`, `noiseLevel`, `shift`, `shape`) from `defaultsFor(model)`,
+ * the model card's, or {@link ROLLOUT_DEFAULTS} without one — so a parsed request states every
+ * value it runs with; unknown keys are rejected at every level. `steps` defaults to
+ * `sigmas.length − 1` when an explicit sigma table is given. An explicit table must have
+ * `steps + 1` entries, start at or below 1, end at 0 and strictly decrease. The whole group's
+ * latent size is bounded by `limits.maxLatentElements`.
  */
-export function rolloutRequestSchema(limits: Limits = DEFAULT_LIMITS) {
+export function rolloutRequestSchema(
+  limits: Limits = DEFAULT_LIMITS,
+  defaultsFor: RolloutDefaultsFor = () => undefined,
+) {
   // Two stages so that both JSON-Schema views stay exact: the input view shows the defaults and
   // `steps` optional, the output view shows every field filled in (a bare `.transform` has no
   // output JSON Schema).
@@ -143,10 +176,18 @@ export function rolloutRequestSchema(limits: Limits = DEFAULT_LIMITS) {
   });
   return input
     .pipe(
-      z.transform((request) => ({
-        ...request,
-        steps: request.steps ?? (request.sigmas ? request.sigmas.length - 1 : DEFAULT_STEPS),
-      })),
+      z.transform((request) => {
+        const defaults = defaultsFor(request.model) ?? ROLLOUT_DEFAULTS;
+        return {
+          ...request,
+          steps: request.steps ?? (request.sigmas ? request.sigmas.length - 1 : defaults.steps),
+          sampler: request.sampler ?? defaults.sampler,
+          guidanceScale: request.guidanceScale ?? defaults.guidanceScale,
+          noiseLevel: request.noiseLevel ?? defaults.noiseLevel,
+          shift: request.shift ?? defaults.shift,
+          shape: request.shape ?? { ...defaults.shape },
+        };
+      }),
     )
     .pipe(output);
 }
