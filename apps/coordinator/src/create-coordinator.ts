@@ -127,11 +127,13 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   // bull-board registers its own routes under /queues: they get their auth doc before collection.
   app.addHook('onRoute', docQueueBoardRoutes);
   const routes = collectRoutes(app);
+  const cards = options.cards ?? DEFAULT_CARD_REGISTRY;
   const services: CoordinatorServices = {
     redis,
     keys,
     limits,
     fleetLimits,
+    cards,
     logger,
     blobs,
     queues,
@@ -142,7 +144,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
       redis,
       keys,
       limits,
-      cards: options.cards ?? DEFAULT_CARD_REGISTRY,
+      cards,
       queues,
       lanes,
       capacity: new FleetCapacity({ fleet, redis, keys }),

@@ -1,3 +1,4 @@
+import type { CardRegistry } from '@flowfleet/models';
 import type { FleetLimits, Limits } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -20,6 +21,8 @@ export interface CoordinatorServices {
   readonly limits: Limits;
   /** The fleet's published limits (the widest any coordinator enforced): stored jobs are read with them. */
   readonly fleetLimits: FleetLimits;
+  /** The model cards this coordinator admits requests for. */
+  readonly cards: CardRegistry;
   readonly logger: Logger;
   readonly blobs: BlobStore;
   readonly queues: LaneQueues;

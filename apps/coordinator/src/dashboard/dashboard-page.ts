@@ -61,10 +61,15 @@ const LOGIN_MESSAGES: Readonly<Record<PageAuth, string>> = {
  * The dashboard page: one self-contained document (inline CSS and script, no external assets)
  * that polls the JSON API every 2 s. The same document serves as the token form.
  */
-export function renderDashboardPage(auth: PageAuth, nonce: string): string {
+export function renderDashboardPage(
+  auth: PageAuth,
+  nonce: string,
+  components: readonly string[] = [],
+): string {
   const message = LOGIN_MESSAGES[auth];
+  const componentList = components.join(' ').replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
   return `<!doctype html>
-<html lang="en" data-view="${auth === 'ok' ? 'dashboard' : 'login'}" data-auth="${auth}">
+<html lang="en" data-view="${auth === 'ok' ? 'dashboard' : 'login'}" data-auth="${auth}" data-components="${componentList}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -7,7 +7,12 @@ import { dashboardCsp, renderDashboardPage, type PageAuth } from './dashboard-pa
 import { registerQueueBoard } from './queue-board.js';
 import { registerRolloutListRoute } from './rollout-list-route.js';
 
-function sendPage(reply: FastifyReply, status: number, auth: PageAuth): FastifyReply {
+function sendPage(
+  reply: FastifyReply,
+  status: number,
+  auth: PageAuth,
+  components: readonly string[] = [],
+): FastifyReply {
   const nonce = randomBytes(16).toString('base64');
   return reply
     .status(status)
@@ -16,7 +21,7 @@ function sendPage(reply: FastifyReply, status: number, auth: PageAuth): FastifyR
     .header('content-security-policy', dashboardCsp(nonce))
     .header('referrer-policy', 'no-referrer')
     .header('x-content-type-options', 'nosniff')
-    .send(renderDashboardPage(auth, nonce));
+    .send(renderDashboardPage(auth, nonce, components));
 }
 
 /** Without a valid token, `/` answers 401 (or 403) with the page in its token-form state. */
@@ -57,7 +62,9 @@ export function registerDashboard(app: FastifyInstance, services: CoordinatorSer
       if (token !== undefined) {
         void reply.header('set-cookie', queuesCookie(token, request.protocol === 'https'));
       }
-      return sendPage(reply, 200, 'ok');
+      // The cards' components, so their weights show before any worker reports them.
+      const components = services.cards.cards.flatMap((card) => card.components.map((c) => c.id));
+      return sendPage(reply, 200, 'ok', [...new Set(components)].sort());
     },
   });
   registerRolloutListRoute(app, services);

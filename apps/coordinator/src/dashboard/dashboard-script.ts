@@ -7,8 +7,9 @@ export const DASHBOARD_SCRIPT = String.raw`
   'use strict';
   var KEY = 'flowfleet.token';
   var REFRESH_MS = 2000;
-  var KNOWN_COMPONENTS = ['dit', 'text_encoder'];
   var html = document.documentElement;
+  // The model cards' components (the server fills it in), shown before any worker reports them.
+  var KNOWN_COMPONENTS = (html.getAttribute('data-components') || '').split(' ').filter(Boolean);
 
   // The server checked any ?token= already: data-auth says how that went.
   var serverAuth = html.getAttribute('data-auth');
