@@ -52,7 +52,12 @@ export function rawPath(name: string, raws: readonly RawLoop[], perProcess: numb
       return {
         rolloutsPerSec: (rollouts * 1000) / busyMs,
         cpuMsPerRollout: replies.reduce((sum, r) => sum + r.cpuUs, 0) / 1000 / rollouts,
-        window: { from, to: monoUs(), rollouts: perProcess },
+        window: {
+          from,
+          to: monoUs(),
+          rollouts: perProcess,
+          ...(raws.length === 1 ? { ditRuns: replies[0]!.ditRuns } : {}),
+        },
       };
     },
   };

@@ -1,5 +1,6 @@
 // bench:fleet's report: per-path medians over rounds (ratios paired with the same round's raw
 // run), the printed tables, and the profile split of `--profile`.
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { printTable, round, writeResults } from './bench-report.js';
 import { readProfiles } from './cpu-profile.js';
@@ -109,6 +110,11 @@ export interface ProfileReport {
 export function reportProfile(report: ProfileReport): string {
   const { dir, steps } = report;
   const windows = (rounds: readonly RoundSample[]) => rounds.map((s) => s.window);
+  // Kept beside the profiles, so the split can be recomputed from them.
+  writeFileSync(
+    join(dir, 'windows.json'),
+    JSON.stringify({ fleet: windows(report.fleetRounds), raw: windows(report.rawRounds), steps }),
+  );
   const fleet = splitProcess(readProfiles(join(dir, 'worker')), windows(report.fleetRounds), steps);
   const raw = splitProcess(readProfiles(join(dir, 'raw')), windows(report.rawRounds), steps);
   const split = splitRows(fleet, raw);

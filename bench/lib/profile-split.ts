@@ -11,6 +11,8 @@ export interface ProfileWindow {
   readonly from: number;
   readonly to: number;
   readonly rollouts: number;
+  /** The DiT forwards, when the process timed them itself (else found in the samples). */
+  readonly ditRuns?: readonly (readonly [number, number])[];
 }
 
 /** Where the gaps between forwards lie. */
@@ -29,7 +31,9 @@ export interface ProcessSplit {
 }
 
 export const TEXT_ENCODER_FORWARD = 'text-encoder forward (session.run)';
-export const WAITING = 'waiting: both threads idle (I/O, wake-ups)';
+/** Both threads idle: waiting for I/O or a wake-up, named by what the main thread did last. */
+export const WAITING = 'waiting, both threads idle,';
+export const FORWARD_EDGE = 'edge of a forward (sampling)';
 
 interface Interval {
   readonly from: number;
@@ -58,16 +62,43 @@ function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
+/**
+ * A forward can show as two when one sample inside it is not in the run frame (a signal landing
+ * in native code); while there are more than `expected`, joins the two with the shortest gap if
+ * that gap is under a millisecond (a real gap between forwards is longer: the step's maths).
+ */
+function mergeSplitRuns(runs: Interval[], expected: number): Interval[] {
+  const merged = [...runs];
+  while (merged.length > expected) {
+    let best = -1;
+    for (let i = 1; i < merged.length; i++) {
+      const gap = merged[i]!.from - merged[i - 1]!.to;
+      if (gap < 1000 && (best < 0 || gap < merged[best]!.from - merged[best - 1]!.to)) best = i;
+    }
+    if (best < 0) break;
+    merged.splice(best - 1, 2, { from: merged[best - 1]!.from, to: merged[best]!.to });
+  }
+  return merged;
+}
+
 /** The gaps of one window, by kind; undefined when the DiT forwards do not number rollouts × steps. */
 function gapsOf(
   ort: ThreadProfile,
   window: ProfileWindow,
   steps: number,
 ): { dit: Interval[]; gaps: [GapKind, Interval][] } | undefined {
-  const runs = runIntervals(ort, window);
-  const typical = median(runs.map((r) => r.to - r.from));
-  // Text-encoder forwards are far shorter than DiT forwards (G·2 short sequences vs the latent).
-  const dit = runs.filter((r) => r.to - r.from >= 0.3 * typical);
+  let dit: Interval[];
+  if (window.ditRuns !== undefined) {
+    dit = window.ditRuns.map(([from, to]) => ({ from, to }));
+  } else {
+    // Text-encoder forwards are far shorter than DiT forwards (2 short sequences vs the latent).
+    const runs = runIntervals(ort, window);
+    const typical = median(runs.map((r) => r.to - r.from));
+    dit = mergeSplitRuns(
+      runs.filter((r) => r.to - r.from >= 0.3 * typical),
+      window.rollouts * steps,
+    );
+  }
   if (dit.length !== window.rollouts * steps) return undefined;
   const gaps: [GapKind, Interval][] = [
     ['round start + end', { from: window.from, to: dit[0]!.from }],
@@ -88,18 +119,26 @@ function attribute(
 ) {
   const add = (cause: string, us: number) => into.set(cause, (into.get(cause) ?? 0) + us);
   let covered = 0;
+  // What the main thread last did before it went idle: what it is then waiting for.
+  let last = 'the forward';
   for (const s of main.samples) {
     const from = Math.max(s.at, gap.from);
     const to = Math.min(s.at + s.us, gap.to);
-    if (to <= from) continue;
+    if (to <= from) {
+      if (s.at + s.us <= gap.from && s.cause !== IDLE) last = s.cause;
+      continue;
+    }
     covered += to - from;
     if (s.cause !== IDLE && s.cause !== SESSION_RUN) {
       add(s.cause, to - from);
+      last = s.cause;
       continue;
     }
+    // A run sample cut by the gap's edge is the neighbouring forward (sampling granularity).
+    const edge = s.at < gap.from || s.at + s.us > gap.to;
     const other = s.cause === SESSION_RUN ? SESSION_RUN : causeAt(ort, (from + to) / 2);
-    if (other === SESSION_RUN) add(TEXT_ENCODER_FORWARD, to - from);
-    else if (other === IDLE) add(WAITING, to - from);
+    if (other === SESSION_RUN) add(edge ? FORWARD_EDGE : TEXT_ENCODER_FORWARD, to - from);
+    else if (other === IDLE) add(`${WAITING} after ${last}`, to - from);
     else add(`ORT thread: ${other}`, to - from);
   }
   if (gap.to - gap.from > covered) add('unsampled', gap.to - gap.from - covered);

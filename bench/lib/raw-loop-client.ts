@@ -30,6 +30,8 @@ export interface RawRunReply {
   readonly samples: readonly RawSample[];
   /** CPU this process used over the run (µs, all threads). */
   readonly cpuUs: number;
+  /** The DiT forwards of the run, [start, end] in µs of CLOCK_MONOTONIC. */
+  readonly ditRuns: readonly (readonly [number, number])[];
   readonly latentsSha256: string;
   readonly logProbsSha256: string;
 }

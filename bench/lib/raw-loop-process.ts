@@ -50,6 +50,7 @@ const dit = await openRawOrtForward(
 await rawRollout({ encoder, dit }, workload); // warm-up: first runs allocate
 encoder.takeRunMs();
 dit.takeRunMs();
+dit.takeRuns();
 
 process.on('message', (message: { op: 'run'; rollouts: number } | { op: 'close' }) => {
   void (async () => {
@@ -71,6 +72,7 @@ process.on('message', (message: { op: 'run'; rollouts: number } | { op: 'close' 
       const reply: RawRunReply = {
         samples,
         cpuUs: used.user + used.system,
+        ditRuns: dit.takeRuns(),
         latentsSha256: last === undefined ? '' : bytesSha256(last.latents),
         logProbsSha256: last === undefined ? '' : bytesSha256(last.logProbs),
       };

@@ -14,6 +14,8 @@ export interface RawForward {
 export interface RawOrtForward extends RawForward {
   /** Milliseconds inside `session.run` since the last call. */
   takeRunMs(): number;
+  /** Each `session.run` since the last call: [start, end] in µs of CLOCK_MONOTONIC. */
+  takeRuns(): [number, number][];
   release(): Promise<void>;
 }
 
@@ -44,13 +46,17 @@ export async function openRawOrtForward(
     ortSessionOptions({ provider: 'cpu', intraOpThreads }),
   );
   let runMs = 0;
+  let runs: [number, number][] = [];
+  const monoUs = () => Number(process.hrtime.bigint() / 1000n);
   return {
     async run(inputs) {
       const feeds = Object.fromEntries(
         Object.entries(inputs).map(([name, t]) => [name, new ort.Tensor(t.dtype, t.data, t.dims)]),
       );
       const started = performance.now();
+      const from = monoUs();
       const outputs = await session.run(feeds);
+      runs.push([from, monoUs()]);
       runMs += performance.now() - started;
       return Object.fromEntries(
         Object.entries(outputs).map(([name, t]) => [
@@ -63,6 +69,11 @@ export async function openRawOrtForward(
       const ms = runMs;
       runMs = 0;
       return ms;
+    },
+    takeRuns() {
+      const taken = runs;
+      runs = [];
+      return taken;
     },
     release: () => session.release(),
   };
