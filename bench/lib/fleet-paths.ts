@@ -8,7 +8,7 @@ import { processesCpuMs } from './process-cpu.js';
 import type { ProfileWindow } from './profile-split.js';
 import type { RawLoop } from './raw-loop-client.js';
 import { costPerJob, sampleCost } from './redis-stats.js';
-import { steadyRate, trainerRound, type TrainerPolling } from './trainer-round.js';
+import { steadyRate, trainerRound, type Round, type TrainerPolling } from './trainer-round.js';
 
 /** One round of one path. */
 export interface RoundSample {
@@ -21,8 +21,55 @@ export interface RoundSample {
   readonly coordinatorCpuMsPerRollout?: number;
   readonly redisCpuMsPerRollout?: number;
   readonly redisCommandsPerRollout?: number;
+  /** Fleets: a job's time by the server's timestamps and the summaries (medians, ms). */
+  readonly timeline?: JobTimeline;
   /** Where the round's rollouts ran one after another (µs, CLOCK_MONOTONIC). */
   readonly window: ProfileWindow;
+}
+
+/** Where a fleet job's time goes, from timestamps (ms, medians over a round's jobs). */
+export interface JobTimeline {
+  /** BullMQ processedOn → finishedOn. */
+  readonly jobMs: number;
+  /** `runRollout` on the worker (the summary's totalMs). */
+  readonly rolloutMs: number;
+  /** In the job, outside runRollout: validation, result encoding, upload, completion. */
+  readonly jobOutsideRolloutMs: number;
+  /** A worker's finishedOn → its next job's processedOn. */
+  readonly betweenJobsMs: number;
+  /** First enqueue → first job started, and last job finished → last result read. */
+  readonly fillMs: number;
+  readonly drainMs: number;
+}
+
+function medianOf(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function timelineOf(round: Round): JobTimeline {
+  const { jobs } = round;
+  const between: number[] = [];
+  for (const worker of new Set(jobs.map((job) => job.worker))) {
+    const mine = jobs
+      .filter((job) => job.worker === worker)
+      .sort((a, b) => a.startedAt - b.startedAt);
+    for (let i = 1; i < mine.length; i++)
+      between.push(mine[i]!.startedAt - mine[i - 1]!.finishedAt);
+  }
+  return {
+    jobMs: medianOf(jobs.map((job) => job.finishedAt - job.startedAt)),
+    rolloutMs: medianOf(jobs.map((job) => job.rolloutMs)),
+    jobOutsideRolloutMs: medianOf(
+      jobs.map((job) => job.finishedAt - job.startedAt - job.rolloutMs),
+    ),
+    betweenJobsMs: medianOf(between),
+    fillMs: Math.min(...jobs.map((job) => job.startedAt)) - round.startedAt,
+    drainMs:
+      Math.max(...jobs.map((job) => job.readAt)) - Math.max(...jobs.map((job) => job.finishedAt)),
+  };
 }
 
 /** A compared path. */
@@ -105,6 +152,7 @@ export function fleetPath(options: FleetPathOptions): BenchPath {
         coordinatorCpuMsPerRollout: cost.nodeCpuUsPerJob / 1000,
         redisCpuMsPerRollout: cost.redisCpuUsPerJob / 1000,
         redisCommandsPerRollout: cost.redisCommandsPerJob,
+        timeline: timelineOf(round),
         window: { from, to, rollouts: count },
       };
     },

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { printTable, round, writeResults } from './bench-report.js';
 import { readProfiles } from './cpu-profile.js';
-import type { BenchPath, RoundSample } from './fleet-paths.js';
+import type { BenchPath, JobTimeline, RoundSample } from './fleet-paths.js';
 import type { DispatchCost } from './noop-dispatch.js';
 import { splitProcess, splitRows } from './profile-split.js';
 
@@ -30,6 +30,8 @@ export interface PathRow {
   readonly redisCpuMsPerRollout: number;
   readonly redisCommandsPerRollout: number;
   readonly rolloutsPerSecByRound: readonly number[];
+  /** Fleets: medians over rounds of each round's job timeline (ms). */
+  readonly timeline?: Readonly<Record<keyof JobTimeline, number>>;
 }
 
 /** The figures of every path; `rawName` is the path ratios are paired with. */
@@ -58,6 +60,16 @@ export function summarizePaths(
       redisCpuMsPerRollout: pick((s) => s.redisCpuMsPerRollout, 2),
       redisCommandsPerRollout: pick((s) => s.redisCommandsPerRollout, 1),
       rolloutsPerSecByRound: of.map((s) => round(s.rolloutsPerSec, 3)),
+      ...(of[0]?.timeline === undefined
+        ? {}
+        : {
+            timeline: Object.fromEntries(
+              Object.keys(of[0].timeline).map((key) => [
+                key,
+                pick((s) => s.timeline?.[key as keyof JobTimeline], 2),
+              ]),
+            ) as Record<keyof JobTimeline, number>,
+          }),
     };
   });
 }
@@ -80,6 +92,24 @@ export function printFigures(rows: readonly PathRow[], dispatch: DispatchCost | 
       'Redis cmds': dash(row.redisCommandsPerRollout),
       'rollouts/s by round': row.rolloutsPerSecByRound.join(' '),
     })),
+  );
+  console.log("\nA fleet job by the server's timestamps and its summary (ms, medians)");
+  printTable(
+    rows.flatMap((row) =>
+      row.timeline === undefined
+        ? []
+        : [
+            {
+              path: row.path,
+              'job (processedOn→finishedOn)': row.timeline.jobMs,
+              runRollout: row.timeline.rolloutMs,
+              'in the job, outside runRollout': row.timeline.jobOutsideRolloutMs,
+              "between a worker's jobs": row.timeline.betweenJobsMs,
+              'round fill (enqueue→first start)': row.timeline.fillMs,
+              'round drain (last finish→last read)': row.timeline.drainMs,
+            },
+          ],
+    ),
   );
   if (dispatch === undefined) return;
   console.log(
