@@ -153,7 +153,18 @@ export function fleetPath(options: FleetPathOptions): BenchPath {
         redisCpuMsPerRollout: cost.redisCpuUsPerJob / 1000,
         redisCommandsPerRollout: cost.redisCommandsPerJob,
         timeline: timelineOf(round),
-        window: { from, to, rollouts: count },
+        window: {
+          from,
+          to,
+          rollouts: count,
+          // Epoch ms → this clock, through the round's start read on both.
+          jobs: [...round.jobs]
+            .sort((a, b) => a.startedAt - b.startedAt)
+            .map((job) => ({
+              from: from + (job.startedAt - round.startedAt) * 1000,
+              to: from + (job.finishedAt - round.startedAt) * 1000,
+            })),
+        },
       };
     },
   };

@@ -151,7 +151,7 @@ export function reportProfile(report: ProfileReport): string {
   console.log(
     `\nWhere a rollout's time goes, ms per rollout (CPU-profiled, so slower than unprofiled; ` +
       `${fleet.rollouts} fleet and ${raw.rollouts} raw rollouts; ` +
-      `${fleet.skippedWindows + raw.skippedWindows} rounds skipped; profiles in ${dir})`,
+      `${fleet.skippedRollouts + raw.skippedRollouts} rollouts left out (forwards not told apart); profiles in ${dir})`,
   );
   printTable(
     split.map((row) => ({
