@@ -1,6 +1,7 @@
-// The baseline of bench:rollout: the wan21 denoise loop written straight against captured ORT
-// sessions (no runtime), and a clock that times every forward so the bench can tell forward time
-// from what surrounds it.
+// The raw baseline of bench:rollout and bench:fleet: the wan21 denoise loop written straight
+// against captured forwards (no runtime) — the pool's captured forwards (bench:rollout) or bare
+// onnxruntime-node sessions (bench:fleet, bench/lib/raw-ort-sessions.ts) — and a clock that
+// times every forward so the bench can tell forward time from what surrounds it.
 import type { Wan21Config } from '@flowfleet/models';
 import { tokenize } from '@flowfleet/models';
 import {
@@ -10,7 +11,8 @@ import {
   gaussianNoise,
   linearShiftSigmas,
 } from '@flowfleet/numerics';
-import type { CapturedForward, ComponentForward, WeightSet } from '@flowfleet/platform';
+import type { ComponentForward, WeightSet } from '@flowfleet/platform';
+import type { RawForward } from './lib/raw-ort-sessions.js';
 
 /** What the raw loop runs: the same request the runtime gets. */
 export interface RawWorkload {
@@ -28,30 +30,48 @@ export interface RawWorkload {
 
 /** The raw loop: the same maths as the runtime's denoise loop, written straight against sessions. */
 export interface RawSessions {
-  readonly encoder: CapturedForward;
-  readonly dit: CapturedForward;
+  readonly encoder: RawForward;
+  readonly dit: RawForward;
+}
+
+/** The forwards' input dims of a workload: what the runtime captures each component for. */
+export function rawInputDims(w: Pick<RawWorkload, 'config' | 'seeds' | 'shape'>) {
+  const { config, seeds, shape } = w;
+  const g = seeds.length;
+  return {
+    encoder: { tokens: [2, config.textLen] },
+    dit: {
+      latent: [2 * g, config.inChannels, shape.frames, shape.height, shape.width],
+      timestep: [2 * g],
+      context: [2 * g, config.textLen, config.textDim],
+    },
+  };
 }
 
 export async function captureRaw(
   dit: ComponentForward,
   encoder: ComponentForward,
   w: RawWorkload,
-): Promise<RawSessions> {
-  const { config, seeds, shape } = w;
-  const g = seeds.length;
-  const latentDims = [2 * g, config.inChannels, shape.frames, shape.height, shape.width];
+): Promise<RawSessions & { dispose(): Promise<void> }> {
+  const dims = rawInputDims(w);
+  const encoderForward = await encoder.capture!(w.textEncoderWeights, dims.encoder);
+  const ditForward = await dit.capture!(w.ditWeights, dims.dit);
   return {
-    encoder: await encoder.capture!(w.textEncoderWeights, {
-      tokens: [2, config.textLen],
-    }),
-    dit: await dit.capture!(w.ditWeights, {
-      latent: latentDims,
-      timestep: [2 * g],
-      context: [2 * g, config.textLen, config.textDim],
-    }),
+    encoder: encoderForward,
+    dit: ditForward,
+    dispose: async () => {
+      await ditForward.dispose();
+      await encoderForward.dispose();
+    },
   };
 }
 
+/**
+ * One rollout group: text-encode [uncond, cond] once, then per step one CFG-batched DiT forward
+ * (2G), cfg_combine, and the FlowGRPO SDE step per sample. Every buffer is allocated once per
+ * rollout and written in place (each step's samples straight into the trajectory), so the loop
+ * adds no more than the maths and the forwards: a floor for any runtime.
+ */
 export async function rawRollout(
   sessions: RawSessions,
   w: RawWorkload,
@@ -72,27 +92,28 @@ export async function rawRollout(
   const sigmas = linearShiftSigmas(steps, shift);
   const latents = new Float32Array((steps + 1) * n);
   const logProbs = new Float64Array(steps * g);
-  let x = new Float32Array(n);
-  seeds.forEach((seed, k) => gaussianNoise(seed, 0, size, x.subarray(k * size, (k + 1) * size)));
-  latents.set(x, 0);
+  seeds.forEach((seed, k) =>
+    gaussianNoise(seed, 0, size, latents.subarray(k * size, (k + 1) * size)),
+  );
   const dims = [2 * g, config.inChannels, shape.frames, shape.height, shape.width];
+  const batch = new Float32Array(2 * n);
+  const timestep = new Float32Array(2 * g);
+  const v = new Float32Array(n);
+  const noise = new Float32Array(size);
+  const mean = new Float32Array(size);
   for (let i = 0; i < steps; i++) {
-    const batch = new Float32Array(2 * n);
+    const x = latents.subarray(i * n, (i + 1) * n);
     batch.set(x, 0);
     batch.set(x, n);
+    timestep.fill(1000 * sigmas[i]!);
     const out = await sessions.dit.run({
       latent: { dtype: 'float32', dims, data: batch },
-      timestep: {
-        dtype: 'float32',
-        dims: [2 * g],
-        data: new Float32Array(2 * g).fill(1000 * sigmas[i]!),
-      },
+      timestep: { dtype: 'float32', dims: [2 * g], data: timestep },
       context: { dtype: 'float32', dims: [2 * g, config.textLen, config.textDim], data: context },
     });
     const vel = out['velocity']!.data as Float32Array;
-    const v = cfgCombine(vel.subarray(0, n), vel.subarray(n), guidanceScale);
+    cfgCombine(vel.subarray(0, n), vel.subarray(n), guidanceScale, v);
     const stdDevT = flowGrpoStdDev(sigmas, i, noiseLevel);
-    const next = new Float32Array(n);
     for (let k = 0; k < g; k++) {
       const lo = k * size;
       const step = flowSdeStep({
@@ -101,13 +122,11 @@ export async function rawRollout(
         sigma: sigmas[i]!,
         sigmaNext: sigmas[i + 1]!,
         stdDevT,
-        noise: gaussianNoise(seeds[k]!, 1 + i, size),
+        noise: gaussianNoise(seeds[k]!, 1 + i, size, noise),
+        out: { sample: latents.subarray((i + 1) * n + lo, (i + 1) * n + lo + size), mean },
       });
-      next.set(step.sample, lo);
       logProbs[i * g + k] = step.logProb;
     }
-    x = next;
-    latents.set(x, (i + 1) * n);
   }
   return { latents, logProbs };
 }

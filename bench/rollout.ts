@@ -161,8 +161,7 @@ async function main(): Promise<void> {
     }
   }
   const stats = ort.capturer.stats();
-  await raw.value.dit.dispose();
-  await raw.value.encoder.dispose();
+  await raw.value.dispose();
   await ort.close();
   await pool.close();
 

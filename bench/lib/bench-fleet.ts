@@ -1,5 +1,5 @@
-// The fleet the queue and sync benches run: the coordinator in-process on a real Redis under its
-// own key prefix, and in-process workers (cpu backend) serving a given card. Everything started
+// The fleet the fleet and sync benches run: the coordinator in-process on a real Redis under its
+// own key prefix, and (bench:sync) in-process workers (cpu backend) serving a given card. Everything started
 // here is closed by the returned handles; the caller registers those with its Teardown.
 import { randomBytes } from 'node:crypto';
 import {
@@ -51,11 +51,11 @@ export async function deletePrefix(redisUrl: string, prefix: string): Promise<vo
   }
 }
 
+/** Called after each result file is stored, with how long the store took (ms). */
+export type ResultStoredListener = (jobId: string, file: ResultFile, ms: number) => void;
+
 /** The default filesystem store, calling `onResultStored` after each result file is stored. */
-function observedBlobStore(
-  blobDir: string,
-  onResultStored: (jobId: string, file: ResultFile) => void,
-): BlobStore {
+function observedBlobStore(blobDir: string, onResultStored: ResultStoredListener): BlobStore {
   const inner = new FsBlobStore(blobDir);
   return {
     init: () => inner.init(),
@@ -63,8 +63,9 @@ function observedBlobStore(
     statBlob: (sha256) => inner.statBlob(sha256),
     openBlob: (sha256) => inner.openBlob(sha256),
     async putResult(jobId, file, source, maxBytes) {
+      const started = performance.now();
       const written = await inner.putResult(jobId, file, source, maxBytes);
-      onResultStored(jobId, file);
+      onResultStored(jobId, file, performance.now() - started);
       return written;
     },
     openResult: (jobId, file) => inner.openResult(jobId, file),
@@ -81,7 +82,7 @@ export async function startBenchCoordinator(
   redisUrl: string,
   prefix: string,
   blobDir: string,
-  onResultStored?: (jobId: string, file: ResultFile) => void,
+  onResultStored?: ResultStoredListener,
   cards?: CardRegistry,
 ): Promise<BenchCoordinator> {
   const coordinator = createCoordinator({
