@@ -58,6 +58,7 @@ export type { ComputeThread } from './worker-threads/compute-thread-handle.js';
 export type { ComputeThreadStats } from './worker-threads/compute-protocol.js';
 export {
   COMPUTE_HANDLER_EXPORT,
+  packedTensors,
   tensorsReply,
   transferReply,
 } from './worker-threads/compute-handler.js';

@@ -1,6 +1,7 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import {
   moduleWorkerUrl,
+  packedTensors,
   type ComputePool,
   type ComputeThread,
   type TensorData,
@@ -146,12 +147,21 @@ export class OrtSessions {
       },
       () => {
         options.signal?.throwIfAborted();
-        const transfer = options.transferInputs === true ? bufferList(inputs) : [];
+        // Given away: the caller's own buffers move. Else compact copies move (one copy of only
+        // the viewed bytes, not a structured clone of the buffer a view sits in).
+        const sent =
+          options.transferInputs === true
+            ? { tensors: inputs, transfer: bufferList(inputs) }
+            : packedTensors(inputs);
         return thread.call<Record<string, TensorData>>(
           ORT_HANDLER_ID,
           'run',
-          { sessionId, inputs, ...(weights === undefined ? {} : { weightsId: weights.id }) },
-          transfer,
+          {
+            sessionId,
+            inputs: sent.tensors,
+            ...(weights === undefined ? {} : { weightsId: weights.id }),
+          },
+          sent.transfer,
         );
       },
     );

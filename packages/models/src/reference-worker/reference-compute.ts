@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { FlowfleetError } from '@flowfleet/errors';
 import {
   moduleWorkerUrl,
+  packedTensors,
   type ComputePool,
   type ComputeThread,
   type TensorData,
@@ -80,7 +81,7 @@ export class ReferenceCompute {
     const { pool } = this;
     const { weights } = request;
     const thread = pool.pick((t) => (pool.hasWeights(t, weights.id) ? 0 : 1));
-    const packed = packInputs(request.inputs);
+    const packed = packedTensors(request.inputs);
     return pool.dispatch(thread, { weights }, () => {
       void thread.resident(`${WORKSPACE}${request.workspaceKey}`, async () => undefined);
       return thread.call(
@@ -91,9 +92,9 @@ export class ReferenceCompute {
           config: request.config,
           weightsId: weights.id,
           workspaceKey: request.workspaceKey,
-          inputs: packed.inputs,
+          inputs: packed.tensors,
         },
-        packed.buffers,
+        packed.transfer,
       );
     });
   }
@@ -121,15 +122,15 @@ export class ReferenceCompute {
     if (entry === undefined) throw releasedError(captureId);
     if (!this.pool.isCurrent(entry.home)) entry.home = this.pool.pick();
     const thread = entry.home;
-    const packed = packInputs(inputs);
+    const packed = packedTensors(inputs);
     return this.pool.dispatch(thread, { prepare: () => this.#materialise(entry) }, () => {
       // Released while it was being made again: the thread no longer holds it.
       if (this.#captures.get(captureId) !== entry) return Promise.reject(releasedError(captureId));
       return thread.call(
         REFERENCE_HANDLER_ID,
         'runCaptured',
-        { captureId, inputs: packed.inputs },
-        packed.buffers,
+        { captureId, inputs: packed.tensors },
+        packed.transfer,
       );
     });
   }
@@ -199,22 +200,4 @@ function releasedError(captureId: string): FlowfleetError {
     `captured forward '${captureId}' was released`,
     { details: { captureId } },
   );
-}
-
-/**
- * Compact copies of the inputs whose buffers can be transferred: the caller keeps its arrays
- * (often views into a static workspace), and only the viewed bytes cross, never a whole arena.
- */
-function packInputs(inputs: TensorMap): {
-  inputs: Record<string, TensorData>;
-  buffers: ArrayBuffer[];
-} {
-  const packed: Record<string, TensorData> = {};
-  const buffers: ArrayBuffer[] = [];
-  for (const [name, tensor] of Object.entries(inputs)) {
-    const data = tensor.data.slice();
-    packed[name] = { dtype: tensor.dtype, dims: [...tensor.dims], data };
-    buffers.push(data.buffer as ArrayBuffer);
-  }
-  return { inputs: packed, buffers };
 }

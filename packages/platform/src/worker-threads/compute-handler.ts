@@ -53,6 +53,26 @@ export function transferReply(value: unknown, transfer: readonly ArrayBuffer[]):
 }
 
 /**
+ * A forward's inputs as a call sends them: compact copies whose buffers the call transfers, so
+ * the caller keeps its arrays (often views into a static workspace or a loop's state) and only
+ * the viewed bytes cross — one copy, where a structured clone copies twice and clones the whole
+ * buffer a view sits in.
+ */
+export function packedTensors(inputs: Readonly<Record<string, TensorData>>): {
+  readonly tensors: Record<string, TensorData>;
+  readonly transfer: ArrayBuffer[];
+} {
+  const tensors: Record<string, TensorData> = {};
+  const transfer: ArrayBuffer[] = [];
+  for (const [name, tensor] of Object.entries(inputs)) {
+    const data = tensor.data.slice();
+    tensors[name] = { dtype: tensor.dtype, dims: [...tensor.dims], data } as TensorData;
+    transfer.push(data.buffer as ArrayBuffer);
+  }
+  return { tensors, transfer };
+}
+
+/**
  * Replies a forward's outputs with their buffers moved: an output that is a view into a larger
  * buffer is copied to a buffer of its own first, so only its bytes cross.
  */
