@@ -1,4 +1,3 @@
-import { DEFAULT_LIMITS } from '@flowfleet/protocol';
 import { WeightSyncer } from '../weights/weight-syncer.js';
 import type { RedisParts } from './connect-redis.js';
 import type { FleetLink } from './link-fleet.js';
@@ -26,7 +25,7 @@ export async function catchUpWeights(
     workerId: options.workerId,
     target: parts.models.host,
     blobs: link.coordinator,
-    limits: DEFAULT_LIMITS,
+    limits: link.limits,
     logger: logger.child({ part: 'sync' }),
     onWeightsChanged: () => link.manifest.refresh(),
   });
