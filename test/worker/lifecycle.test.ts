@@ -1,4 +1,5 @@
-// Worker lifecycle edges that need no fleet: an unreachable Redis, and close() racing start().
+// Worker lifecycle edges that need no fleet: an unreachable Redis, a start-up failing midway,
+// and close() racing start().
 import { isFlowfleetError } from '@flowfleet/errors';
 import { createWorker } from '@flowfleet/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +33,43 @@ describe('worker lifecycle', () => {
     await worker.close();
     await worker.close(); // idempotent
     await expect(worker.start()).rejects.toThrow(/runs once/);
+  });
+
+  it('closes what a start-up started when a later phase fails', async () => {
+    const prefix = `t-lifecycle-midway-${process.pid}`;
+    const worker = createWorker({
+      redisUrl: server.url,
+      coordinatorUrl: 'http://127.0.0.1:9',
+      workerId: 'midway',
+      prefix,
+      backend: 'cpu',
+      // Redis and the compute pool come up; loading the models fails.
+      models: ['no-such-model'],
+    });
+    let error: unknown;
+    try {
+      await worker.start();
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isFlowfleetError(error, 'MODEL_UNKNOWN_CARD')).toBe(true);
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(server.url);
+    try {
+      // Every connection it opened is gone (they carry the worker id in their names).
+      const deadline = Date.now() + 10_000;
+      let clients = '';
+      do {
+        clients = String(await redis.call('CLIENT', 'LIST'));
+        if (!clients.includes('flowfleet-worker:midway:')) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      } while (Date.now() < deadline);
+      expect(clients).not.toContain('flowfleet-worker:midway:');
+      expect(await redis.keys(`{${prefix}}*`)).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
+    await worker.close(); // idempotent
   });
 
   it('stops a start-up that close() overtakes, leaving no registration behind', async () => {

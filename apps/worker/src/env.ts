@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { FlowfleetError } from '@flowfleet/errors';
 import { z } from 'zod';
-import { parseExtraKernels } from './extra-kernels.js';
+import { parseExtraKernels } from './compute/extra-kernels.js';
 import { DEFAULT_LOCK_SETTINGS, DEFAULT_TIMINGS, type WorkerOptions } from './worker-options.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

@@ -2,7 +2,7 @@ import { FlowfleetError } from '@flowfleet/errors';
 import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
 import type { PlatformFacts } from '@flowfleet/platform';
 import type { Logger } from 'pino';
-import type { ExtraKernel } from './extra-kernels.js';
+import type { ExtraKernel } from './compute/extra-kernels.js';
 
 /** Which backend runs the forward passes: `auto` prefers ONNX Runtime and falls back to `cpu`. */
 export type BackendChoice = 'auto' | 'ort-cpu' | 'cpu';

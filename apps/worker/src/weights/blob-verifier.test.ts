@@ -3,7 +3,7 @@ import { isFlowfleetError } from '@flowfleet/errors';
 import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
 import { describe, expect, it } from 'vitest';
 import { verifyWeightsBlob, type ExpectedBlob } from './blob-verifier.js';
-import { componentShapes } from './model-host.js';
+import { componentShapes } from '../compute/model-host.js';
 
 const card = wan21MiniCard;
 const shapes = componentShapes(card, 'text_encoder');

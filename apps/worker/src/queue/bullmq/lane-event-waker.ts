@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { WorkSignal } from './work-signal.js';
 
 /** Queue events that mean "a job may be waiting now". */
 const WAKING_EVENTS = new Set(['added', 'waiting', 'stalled', 'resumed', 'priority']);
@@ -23,8 +24,12 @@ export interface LaneEventWakerOptions {
  * hash tag, so this is one Cluster slot). `added`/`waiting`/`stalled` events wake it; a `delayed`
  * event (a retry with backoff) schedules a wake-up for when it is due. `wake()` interrupts a
  * blocked read with `CLIENT UNBLOCK` (a new lane, a freed slot, close).
+ *
+ * Optional: a BullMQ job queue built without an `events` connection polls instead
+ * (`PollingSignal`), and an idle worker then notices a new job within one poll interval. Dropping
+ * the waker is deleting this file and its one use in `bullmq-job-queue.ts`.
  */
-export class LaneEventWaker {
+export class LaneEventWaker implements WorkSignal {
   readonly #options: LaneEventWakerOptions;
   readonly #lastIds = new Map<string, string>();
   #clientId: number | undefined;

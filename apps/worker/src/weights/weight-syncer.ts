@@ -6,6 +6,7 @@ import {
   Sha256Schema,
   weightSyncSchema,
   type FleetKeys,
+  type FleetLimits,
   type Limits,
   type SyncAck,
   type SyncStatus,
@@ -42,7 +43,11 @@ export interface WeightSyncerOptions {
   readonly workerId: string;
   readonly target: WeightTarget;
   readonly blobs: BlobSource;
-  readonly limits: Limits;
+  /**
+   * The fleet's published limits: a sync's size and the download are bounded by them (a
+   * coordinator may accept bigger blobs than the defaults allow).
+   */
+  readonly limits: Pick<FleetLimits, 'current' | 'refresh'>;
   readonly logger: Logger;
   /** Called after a version is staged (the manifest's weights map changed). */
   readonly onWeightsChanged: () => void;
@@ -74,7 +79,6 @@ function parseJson(text: string | null | undefined): unknown {
  */
 export class WeightSyncer {
   readonly #options: WeightSyncerOptions;
-  readonly #syncSchema: ReturnType<typeof weightSyncSchema>;
   readonly #chains = new Map<string, Promise<unknown>>();
   readonly #refused = new Map<string, string>();
   /** Per component, the newest sync whose download or staging failed: retried on catch-up. */
@@ -84,22 +88,19 @@ export class WeightSyncer {
 
   constructor(options: WeightSyncerOptions) {
     this.#options = options;
-    this.#syncSchema = weightSyncSchema(options.limits);
   }
 
   /** Handles one message of the sync channel (malformed ones are logged and dropped). */
   handleMessage(text: string): void {
-    const parsed = this.#syncSchema.safeParse(parseJson(text));
-    if (!parsed.success) {
-      this.#options.logger.warn(
-        { issues: parsed.error.issues },
-        'ignoring a malformed sync message',
-      );
-      return;
-    }
-    void this.apply(parsed.data).catch((error: unknown) =>
-      this.#options.logger.error({ err: error }, 'weight sync failed'),
-    );
+    const { logger } = this.#options;
+    void (async () => {
+      const parsed = await this.#parseSync(parseJson(text));
+      if (!parsed.success) {
+        logger.warn({ issues: parsed.error.issues }, 'ignoring a malformed sync message');
+        return;
+      }
+      await this.apply(parsed.data);
+    })().catch((error: unknown) => logger.error({ err: error }, 'weight sync failed'));
   }
 
   /**
@@ -117,7 +118,7 @@ export class WeightSyncer {
       for (const [id, fields] of entries) {
         this.#lastStreamId = id;
         const index = fields.indexOf('sync');
-        const parsed = this.#syncSchema.safeParse(parseJson(fields[index + 1]));
+        const parsed = await this.#parseSync(parseJson(fields[index + 1]));
         if (index < 0 || index % 2 !== 0 || !parsed.success) {
           logger.warn({ streamId: id }, 'ignoring a malformed sync stream entry');
           continue;
@@ -206,6 +207,23 @@ export class WeightSyncer {
     await Promise.allSettled([...this.#chains.values()]);
   }
 
+  /**
+   * Parses a sync under the published limits, read again when they refuse it (published limits
+   * only widen, so a kept copy can only be too strict).
+   */
+  async #parseSync(value: unknown): Promise<z.ZodSafeParseResult<WeightSync>> {
+    const { limits } = this.#options;
+    const parsed = weightSyncSchema(await limits.current()).safeParse(value);
+    return parsed.success ? parsed : weightSyncSchema(await limits.refresh()).safeParse(value);
+  }
+
+  /** The published limits, read again when the kept ones would not admit `sizeBytes`. */
+  async #limitsAdmitting(sizeBytes: number): Promise<Limits> {
+    const { limits } = this.#options;
+    const kept = await limits.current();
+    return kept.maxBlobBytes >= sizeBytes ? kept : limits.refresh();
+  }
+
   async #versionToReach(
     component: string,
     requirement: WeightRequirement,
@@ -223,7 +241,7 @@ export class WeightSyncer {
   }
 
   async #applyNow(sync: WeightSync): Promise<SyncOutcome> {
-    const { target, blobs, limits } = this.#options;
+    const { target, blobs } = this.#options;
     const { component, version } = sync;
     const logger = this.#options.logger.child({ component, version });
     if (this.#abort.signal.aborted) return 'ignored';
@@ -234,7 +252,8 @@ export class WeightSyncer {
     if (this.#refused.has(key)) return 'refused';
     let bytes: Uint8Array;
     try {
-      bytes = await blobs.fetchBlob(sync.sha256, limits.maxBlobBytes, this.#abort.signal);
+      const { maxBlobBytes } = await this.#limitsAdmitting(sync.sizeBytes);
+      bytes = await blobs.fetchBlob(sync.sha256, maxBlobBytes, this.#abort.signal);
     } catch (error) {
       if (this.#abort.signal.aborted) return 'ignored';
       logger.warn({ err: error }, 'could not fetch a weights blob; staying on the held version');

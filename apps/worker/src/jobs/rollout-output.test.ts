@@ -5,8 +5,8 @@ import { rolloutRequestSchema } from '@flowfleet/protocol';
 import { runRollout } from '@flowfleet/runtime';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setUpBackends } from './backend-setup.js';
-import { ModelHost } from './model-host.js';
+import { setUpBackends } from '../compute/backend-setup.js';
+import { ModelHost } from '../compute/model-host.js';
 import { rolloutOutput } from './rollout-output.js';
 
 let host: ModelHost;

@@ -18,16 +18,16 @@ import {
   type StepObserver,
 } from '@flowfleet/runtime';
 import type { Logger } from 'pino';
-import type { ResultFiles, ResultUploadOutcome } from './coordinator-client.js';
+import type { ResultFiles, ResultUploadOutcome } from '../fleet/coordinator-client.js';
 import { rolloutOutput } from './rollout-output.js';
 
-/** The job as the runner needs it (BullMQ's Job satisfies it). */
+/** The job as the runner needs it (the job queue's HeldJob satisfies it). */
 export interface RunnableJob {
   readonly id?: string | undefined;
   readonly data: unknown;
-  /** What the last attempt reported (BullMQ starts every job at 0). */
+  /** What the last attempt reported (a fresh job: nothing, or 0). */
   readonly progress?: unknown;
-  updateProgress(progress: JobProgress): Promise<unknown>;
+  reportProgress(progress: JobProgress): Promise<unknown>;
 }
 
 /** What the runner needs, each as a narrow interface. */
@@ -58,7 +58,7 @@ const MAX_WEIGHT_ROUNDS = 5;
  * Runs one rollout job: validates the payload (Redis data is untrusted), checks this worker can
  * serve it, syncs the weights it requires first, runs the rollout with per-step progress, stores
  * `result.safetensors` and `summary.json` through the coordinator (idempotent), and returns the
- * summary for BullMQ to keep as the job's return value.
+ * summary for the queue to keep as the job's return value.
  */
 export class RolloutJobRunner {
   readonly #options: RolloutJobRunnerOptions;
@@ -209,7 +209,7 @@ export class RolloutJobRunner {
 }
 
 /**
- * Reports `{step, steps}` to BullMQ in order, without making the rollout wait for Redis; a failed
+ * Reports `{step, steps}` to the queue in order, without making the rollout wait for Redis; a failed
  * update is logged (progress is advisory, the result is not).
  */
 class ProgressReporter {
@@ -228,7 +228,7 @@ class ProgressReporter {
     const progress: JobProgress = { step: Math.min(step, this.#steps), steps: this.#steps };
     this.#chain = this.#chain.then(async () => {
       try {
-        await this.#job.updateProgress(progress);
+        await this.#job.reportProgress(progress);
       } catch (error) {
         this.#logger.warn({ err: error, progress }, 'could not report progress');
       }

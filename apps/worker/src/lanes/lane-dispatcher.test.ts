@@ -39,7 +39,6 @@ function harness(limit: number, lanes: FetchableLane<FakeJob>[]) {
     waitForWork: () => new Promise<void>((resolve) => (wake = resolve)),
     wake: () => wake(),
     pollIntervalMs: 60_000,
-    tokenPrefix: 't',
     logger: pino({ level: 'silent' }),
   });
   return { gate, dispatcher };
@@ -59,9 +58,9 @@ describe('LaneDispatcher', () => {
       const process = lane.process.bind(lane);
       return {
         ...lane,
-        process: (job: FakeJob, token: string, fetchNext: () => boolean) => {
+        process: (job: FakeJob) => {
           running.push(job);
-          return process(job, token, fetchNext);
+          return process(job);
         },
       };
     });
@@ -108,62 +107,12 @@ describe('LaneDispatcher', () => {
     const log: string[] = [];
     const lane = fakeLane('slow', 1, log);
     let job: FakeJob | undefined;
-    const { dispatcher } = harness(1, [
-      { ...lane, process: (j, t, next) => ((job = j), lane.process(j, t, next)) },
-    ]);
+    const { dispatcher } = harness(1, [{ ...lane, process: (j) => ((job = j), lane.process(j)) }]);
     dispatcher.start();
     await until(() => job !== undefined);
     await dispatcher.stop();
     expect(await dispatcher.drain(20)).toBe(false);
     job?.finish();
     expect(await dispatcher.drain(1_000)).toBe(true);
-  });
-
-  it('hands a finishing job straight to the next job of its only lane, not with several lanes', async () => {
-    const log: string[] = [];
-    let fetches = 0;
-    const asked: boolean[] = [];
-    // As BullMQ's processJob: on completion, with fetchNext() true, the next job comes back.
-    const chained = (name: string, count: number): FetchableLane<FakeJob> => {
-      const lane = fakeLane(name, count, log);
-      return {
-        lane: name,
-        fetch: (token) => ((fetches += 1), lane.fetch(token)),
-        async process(job, token, fetchNext) {
-          const finishing = lane.process(job, token, fetchNext);
-          job.finish();
-          await finishing;
-          const next = fetchNext();
-          asked.push(next);
-          return next ? lane.fetch(token) : undefined;
-        },
-      };
-    };
-    const single = harness(1, [chained('solo', 3)]);
-    single.dispatcher.start();
-    await until(() => log.length === 6);
-    expect(log).toEqual([
-      'start solo#0',
-      'end solo#0',
-      'start solo#1',
-      'end solo#1',
-      'start solo#2',
-      'end solo#2',
-    ]);
-    await until(() => single.dispatcher.activeJobs === 0);
-    // One fetch by the loop, the rest came with completions; then the loop found the lane empty.
-    expect(asked).toEqual([true, true, true]);
-    expect(fetches).toBeLessThanOrEqual(2);
-    expect(single.gate.highWater).toBe(1);
-    await single.dispatcher.stop();
-
-    log.length = 0;
-    asked.length = 0;
-    const several = harness(1, [chained('a', 1), chained('b', 1)]);
-    several.dispatcher.start();
-    await until(() => log.length === 4);
-    expect(asked).toEqual([false, false]);
-    expect(log).toEqual(['start a#0', 'end a#0', 'start b#0', 'end b#0']);
-    await several.dispatcher.stop();
   });
 });

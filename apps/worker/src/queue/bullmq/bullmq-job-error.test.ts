@@ -2,7 +2,7 @@ import { FlowfleetError } from '@flowfleet/errors';
 import { ErrorEnvelopeSchema } from '@flowfleet/protocol';
 import { UnrecoverableError } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { toJobError } from './job-failure.js';
+import { toJobError } from './bullmq-job-error.js';
 
 describe('toJobError', () => {
   it('carries the error envelope as the message, retryable for transient failures', () => {

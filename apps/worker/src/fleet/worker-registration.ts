@@ -1,7 +1,7 @@
 import type { WorkerHeartbeat, WorkerManifest } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { WorkerKeys } from './keys.js';
+import type { WorkerKeys } from '../keys.js';
 
 /** Load changes closer together than this share one heartbeat write. */
 export const LOAD_BEAT_INTERVAL_MS = 200;

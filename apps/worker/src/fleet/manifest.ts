@@ -5,7 +5,7 @@ import {
   type ManifestRow,
   type WorkerManifest,
 } from '@flowfleet/protocol';
-import { WORKER_VERSION } from './version.js';
+import { WORKER_VERSION } from '../version.js';
 
 /** What a manifest is built from. */
 export interface ManifestInput {

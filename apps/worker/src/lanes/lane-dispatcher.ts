@@ -1,18 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ConcurrencyGate } from './concurrency-gate.js';
 
 /** One served lane as the dispatcher sees it (a plain object in tests). */
 export interface FetchableLane<J> {
   readonly lane: string;
-  /** Moves the next waiting job to active under `token`, or undefined when there is none. */
-  fetch(token: string): Promise<J | undefined>;
-  /**
-   * Runs the job to its end (completed, failed, or handed back). When `fetchNext()` says yes as
-   * the job settles, the lane moves its next waiting job to active under the same token in that
-   * same round trip and answers it (BullMQ's moveToFinished does both in one script).
-   */
-  process(job: J, token: string, fetchNext: () => boolean): Promise<J | undefined | void>;
+  /** Takes the next waiting job, or undefined when there is none. */
+  fetch(): Promise<J | undefined>;
+  /** Runs the job to its end (completed, failed, or handed back). */
+  process(job: J): Promise<void>;
 }
 
 /** What the dispatcher needs. */
@@ -25,8 +20,6 @@ export interface LaneDispatcherOptions<J> {
   /** Makes a pending `waitForWork` return (a slot freed up, close). */
   readonly wake: () => void;
   readonly pollIntervalMs: number;
-  /** Prefix of the BullMQ lock tokens. */
-  readonly tokenPrefix: string;
   readonly logger: Logger;
   /** Called whenever a job starts or settles (the heartbeat shows the load). */
   readonly onLoadChange?: () => void;
@@ -36,9 +29,8 @@ export interface LaneDispatcherOptions<J> {
  * The worker's one fetch loop over every lane it serves, under the process-wide gate: it takes a
  * slot, then asks the lanes in turn (starting after the last one that yielded a job, so lanes
  * share the worker fairly) for a job; with a job it starts it and looks for more, without one it
- * gives the slot back and sleeps until a queue event, a wake-up or the poll interval. While it
- * serves one lane, a finishing job hands its slot straight to that lane's next job (fetched with
- * the completion, no extra round trip); with several lanes, slots go back to the turn-taking.
+ * gives the slot back and sleeps until the queue says work may be waiting, a wake-up or the poll
+ * interval. A finished job's slot goes back to the turn-taking, so no lane starves.
  */
 export class LaneDispatcher<J> {
   readonly #options: LaneDispatcherOptions<J>;
@@ -109,10 +101,9 @@ export class LaneDispatcher<J> {
       const index = (this.#cursor + i) % lanes.length;
       const lane = lanes[index];
       if (lane === undefined || !gate.tryAcquire()) break;
-      const token = `${this.#options.tokenPrefix}:${randomUUID()}`;
       let job: J | undefined;
       try {
-        job = await lane.fetch(token);
+        job = await lane.fetch();
       } catch (error) {
         gate.release();
         logger.warn({ err: error, lane: lane.lane }, 'fetching a job failed');
@@ -124,32 +115,25 @@ export class LaneDispatcher<J> {
         continue;
       }
       this.#cursor = (index + 1) % lanes.length;
-      this.#start(lane, job, token);
+      this.#start(lane, job);
       return 'started';
     }
     return outcome;
   }
 
-  #start(lane: FetchableLane<J>, job: J, token: string): void {
+  #start(lane: FetchableLane<J>, job: J): void {
     const { gate, logger, onLoadChange, wake } = this.#options;
-    const fetchNext = (): boolean => !this.#stopped && this.#options.lanes().length === 1;
-    const running: Promise<void> = (async () => {
-      let current: J | undefined = job;
-      while (current !== undefined) {
-        try {
-          current = (await lane.process(current, token, fetchNext)) ?? undefined;
-        } catch (error) {
-          logger.error({ err: error, lane: lane.lane }, 'processing a job failed');
-          current = undefined;
-        }
-        if (current !== undefined) onLoadChange?.();
-      }
-    })().finally(() => {
-      this.#inFlight.delete(running);
-      gate.release();
-      onLoadChange?.();
-      wake();
-    });
+    const running: Promise<void> = Promise.resolve()
+      .then(() => lane.process(job))
+      .catch((error: unknown) =>
+        logger.error({ err: error, lane: lane.lane }, 'processing a job failed'),
+      )
+      .finally(() => {
+        this.#inFlight.delete(running);
+        gate.release();
+        onLoadChange?.();
+        wake();
+      });
     this.#inFlight.add(running);
     onLoadChange?.();
   }

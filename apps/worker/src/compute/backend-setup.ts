@@ -21,7 +21,7 @@ import {
 } from '@flowfleet/registry';
 import type { Logger } from 'pino';
 import { registerExtraKernels, type ExtraKernel } from './extra-kernels.js';
-import type { BackendChoice } from './worker-options.js';
+import type { BackendChoice } from '../worker-options.js';
 
 /** The worker's own dispatch membrane: its registries, facts and platform. */
 export interface WorkerPlatform {

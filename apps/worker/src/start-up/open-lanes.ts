@@ -1,0 +1,71 @@
+import type { RolloutSummary } from '@flowfleet/formats';
+import { RolloutJobRunner } from '../jobs/rollout-job-runner.js';
+import type { ConcurrencyGate } from '../lanes/concurrency-gate.js';
+import { LaneServer } from '../lanes/lane-server.js';
+import { LaneWatcher } from '../lanes/lane-watcher.js';
+import { createBullmqJobQueue } from '../queue/bullmq/bullmq-job-queue.js';
+import type { JobQueue } from '../queue/job-queue.js';
+import type { RedisParts } from './connect-redis.js';
+import type { WeightParts } from './catch-up-weights.js';
+import type { FleetLink } from './link-fleet.js';
+import type { ModelParts } from './load-models.js';
+import { step, type PhaseParts, type StartUpContext } from './shutdown-plan.js';
+
+/** The lane machinery, built but not serving yet. */
+export interface LaneParts extends PhaseParts {
+  readonly queue: JobQueue<RolloutSummary>;
+  readonly server: LaneServer;
+  readonly watcher: LaneWatcher;
+}
+
+/**
+ * Phase 6: the job queue, the job runner, the lane server and the lane watcher. No I/O: lanes
+ * are opened when phase 8 serves them. Closing the queue hands back any job still held.
+ */
+export function openLanes(
+  { options, keys, logger }: StartUpContext,
+  parts: {
+    readonly gate: ConcurrencyGate;
+    readonly redis: RedisParts;
+    readonly models: ModelParts;
+    readonly link: FleetLink;
+    readonly weights: WeightParts;
+  },
+): LaneParts {
+  const { host } = parts.models;
+  const { link } = parts;
+  const { syncer } = parts.weights;
+  const queue = createBullmqJobQueue<RolloutSummary>({
+    connection: parts.redis.redis,
+    events: parts.redis.events,
+    bullPrefix: keys.bullPrefix,
+    consumerName: options.workerId,
+    locks: options.locks,
+    logger,
+  });
+  const runner = new RolloutJobRunner({
+    workerId: options.workerId,
+    limits: link.limits,
+    manifest: () => link.manifest.current(),
+    instance: (model) => host.instance(model),
+    ensureWeights: (component, requirement, signal) =>
+      syncer.ensure(component, requirement, options.weightsWaitMs, signal),
+    putResults: (jobId, files, signal) => link.coordinator.putResults(jobId, files, signal),
+    logger,
+  });
+  const server = new LaneServer({
+    queue,
+    gate: parts.gate,
+    pollIntervalMs: options.pollIntervalMs,
+    run: (lane, job, signal) => runner.run(lane, job, signal),
+    logger,
+  });
+  const watcher = new LaneWatcher({
+    redis: parts.redis.redis,
+    keys,
+    manifest: () => link.manifest.current(),
+    serve: (spec) => server.serve(spec),
+    logger,
+  });
+  return { queue, server, watcher, shutdown: [step('job queue', () => queue.close())] };
+}
