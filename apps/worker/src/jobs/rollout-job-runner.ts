@@ -71,7 +71,12 @@ export class RolloutJobRunner {
    * @throws FlowfleetError PROTO_INVALID_JOB, WORKER_JOB_UNSERVABLE, WORKER_WEIGHTS_UNAVAILABLE,
    *   WORKER_RESULT_UPLOAD_FAILED, WORKER_RESULT_CONFLICT, RT_* from the runtime
    */
-  async run(lane: string, job: RunnableJob, signal?: AbortSignal): Promise<RolloutSummary> {
+  async run(
+    lane: string,
+    job: RunnableJob,
+    signal?: AbortSignal,
+    computed?: () => void,
+  ): Promise<RolloutSummary> {
     const data = await this.#validate(lane, job);
     const logger = this.#options.logger.child({ jobId: data.id, lane });
     const { request } = data;
@@ -82,6 +87,8 @@ export class RolloutJobRunner {
     if (left.success && left.data.step > 0) progress.report(0);
     const instance = this.#options.instance(request.model);
     const result = await this.#runOnRequiredWeights(instance, data, progress, signal);
+    // The compute is over: the next job may start while this one's result is stored.
+    computed?.();
     await progress.flush();
     const { result: resultBytes, summary } = rolloutOutput(data.id, result, this.#options.workerId);
     await this.#store(data.id, resultBytes, summary, logger, signal);

@@ -58,9 +58,9 @@ describe('LaneDispatcher', () => {
       const process = lane.process.bind(lane);
       return {
         ...lane,
-        process: (job: FakeJob) => {
+        process: (job: FakeJob, computed: () => void) => {
           running.push(job);
-          return process(job);
+          return process(job, computed);
         },
       };
     });
@@ -103,11 +103,49 @@ describe('LaneDispatcher', () => {
     expect(await dispatcher.drain(10)).toBe(true);
   });
 
+  it('gives a slot to the next job when a compute is over, holding at most 2 × limit jobs', async () => {
+    const log: string[] = [];
+    const lane = fakeLane('a', 4, log);
+    const held: FakeJob[] = [];
+    // Each job's compute ends at once; it then stays held (storing its result) until finished.
+    const { gate, dispatcher } = harness(1, [
+      {
+        ...lane,
+        process: (job, computed) => {
+          held.push(job);
+          const done = lane.process(job, computed);
+          computed();
+          return done;
+        },
+      },
+    ]);
+    dispatcher.start();
+    await until(() => held.length === 2);
+    // Two held (one slot's compute + one finishing), none computing: the third waits.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(held).toHaveLength(2);
+    expect(dispatcher.heldJobs).toBe(2);
+    expect(dispatcher.activeJobs).toBe(0);
+    expect(gate.active).toBe(0);
+    held[0]?.finish();
+    await until(() => held.length === 3);
+    expect(log.slice(0, 4)).toEqual(['start a#0', 'start a#1', 'end a#0', 'start a#2']);
+    expect(gate.highWater).toBe(1);
+    held[1]?.finish();
+    held[2]?.finish();
+    await until(() => held.length === 4);
+    held[3]?.finish();
+    expect(await dispatcher.drain(1_000)).toBe(true);
+    await dispatcher.stop();
+  });
+
   it('drain reports false while a job outlives the bound', async () => {
     const log: string[] = [];
     const lane = fakeLane('slow', 1, log);
     let job: FakeJob | undefined;
-    const { dispatcher } = harness(1, [{ ...lane, process: (j) => ((job = j), lane.process(j)) }]);
+    const { dispatcher } = harness(1, [
+      { ...lane, process: (j, computed) => ((job = j), lane.process(j, computed)) },
+    ]);
     dispatcher.start();
     await until(() => job !== undefined);
     await dispatcher.stop();

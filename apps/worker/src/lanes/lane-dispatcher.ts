@@ -6,8 +6,12 @@ export interface FetchableLane<J> {
   readonly lane: string;
   /** Takes the next waiting job, or undefined when there is none. */
   fetch(): Promise<J | undefined>;
-  /** Runs the job to its end (completed, failed, or handed back). */
-  process(job: J): Promise<void>;
+  /**
+   * Runs the job to its end (completed, failed, or handed back). `computed()` says its compute is
+   * over (what is left is storing the result): its slot then goes to the next job, so the upload
+   * overlaps the next rollout.
+   */
+  process(job: J, computed: () => void): Promise<void>;
 }
 
 /** What the dispatcher needs. */
@@ -30,11 +34,15 @@ export interface LaneDispatcherOptions<J> {
  * slot, then asks the lanes in turn (starting after the last one that yielded a job, so lanes
  * share the worker fairly) for a job; with a job it starts it and looks for more, without one it
  * gives the slot back and sleeps until the queue says work may be waiting, a wake-up or the poll
- * interval. A finished job's slot goes back to the turn-taking, so no lane starves.
+ * interval. A job's slot goes back to the turn-taking when its compute is over, so no lane
+ * starves and a result upload overlaps the next rollout; at most `gate.limit` more jobs may be
+ * finishing (storing results) beside the ones computing, so a slow coordinator holds back fetching
+ * instead of piling up results in memory.
  */
 export class LaneDispatcher<J> {
   readonly #options: LaneDispatcherOptions<J>;
   readonly #inFlight = new Set<Promise<void>>();
+  #computing = 0;
   #stopped = false;
   #loop: Promise<void> | undefined;
   #cursor = 0;
@@ -43,8 +51,13 @@ export class LaneDispatcher<J> {
     this.#options = options;
   }
 
-  /** Jobs running now. */
+  /** Jobs computing now (not counting those only storing their results). */
   get activeJobs(): number {
+    return this.#computing;
+  }
+
+  /** Jobs held now: computing, or storing their results. */
+  get heldJobs(): number {
     return this.#inFlight.size;
   }
 
@@ -85,6 +98,11 @@ export class LaneDispatcher<J> {
     while (!this.#stopped) {
       await gate.whenAvailable();
       if (this.#stopped) break;
+      if (this.#inFlight.size >= 2 * gate.limit) {
+        // Every finishing slot is taken: wait for a result to be stored (a settle wakes us).
+        await waitForWork(pollIntervalMs);
+        continue;
+      }
       const outcome = await this.#fetchOne();
       if (this.#stopped) break;
       if (outcome === 'started') continue;
@@ -123,17 +141,26 @@ export class LaneDispatcher<J> {
 
   #start(lane: FetchableLane<J>, job: J): void {
     const { gate, logger, onLoadChange, wake } = this.#options;
+    let computing = true;
+    const computed = (): void => {
+      if (!computing) return;
+      computing = false;
+      this.#computing -= 1;
+      gate.release();
+      onLoadChange?.();
+      wake();
+    };
     const running: Promise<void> = Promise.resolve()
-      .then(() => lane.process(job))
+      .then(() => lane.process(job, computed))
       .catch((error: unknown) =>
         logger.error({ err: error, lane: lane.lane }, 'processing a job failed'),
       )
       .finally(() => {
         this.#inFlight.delete(running);
-        gate.release();
-        onLoadChange?.();
+        computed();
         wake();
       });
+    this.#computing += 1;
     this.#inFlight.add(running);
     onLoadChange?.();
   }

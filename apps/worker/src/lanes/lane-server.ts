@@ -15,6 +15,8 @@ export type RunLaneJob = (
   lane: string,
   job: LaneJob,
   signal: AbortSignal,
+  /** Called once the job's compute is over (only its result is left to store). */
+  computed: () => void,
 ) => Promise<RolloutSummary>;
 
 /** What the lane server needs. */
@@ -78,7 +80,7 @@ export class LaneServer {
     this.#lanes.set(spec.lane, {
       lane: spec.lane,
       fetch: () => consumer.take(),
-      process: (job) => this.#process(job),
+      process: (job, computed) => this.#process(job, computed),
     });
     this.#changed();
   }
@@ -104,7 +106,7 @@ export class LaneServer {
     return handedBack;
   }
 
-  async #process(job: LaneJob): Promise<void> {
+  async #process(job: LaneJob, computed: () => void): Promise<void> {
     const { logger, run } = this.#options;
     const running = new AbortController();
     this.#running.add(running);
@@ -112,7 +114,7 @@ export class LaneServer {
     try {
       let summary: RolloutSummary;
       try {
-        summary = await run(job.lane, job, running.signal);
+        summary = await run(job.lane, job, running.signal, computed);
       } catch (error) {
         if (running.signal.aborted) {
           logger.info(log, 'handing a running job back to the queue');

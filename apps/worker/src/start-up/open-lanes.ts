@@ -57,7 +57,7 @@ export function openLanes(
     queue,
     gate: parts.gate,
     pollIntervalMs: options.pollIntervalMs,
-    run: (lane, job, signal) => runner.run(lane, job, signal),
+    run: (lane, job, signal, computed) => runner.run(lane, job, signal, computed),
     logger,
   });
   const watcher = new LaneWatcher({
