@@ -26,7 +26,7 @@ import {
   registerCpuBackend,
 } from '@flowfleet/backends';
 import { isFlowfleetError } from '@flowfleet/errors';
-import { readSafetensors, writeSafetensors, type SafetensorsTensor } from '@flowfleet/formats';
+import { writeSafetensors, type SafetensorsTensor } from '@flowfleet/formats';
 import {
   checkWeightsAgainstConfig,
   createWan21Card,
@@ -79,13 +79,6 @@ function loadChecked(card: ModelCard, component: Component, path: string): Map<s
   return tensors;
 }
 
-function tensorDataOf(t: SafetensorsTensor): TensorData {
-  if (t.dtype === 'F32') return { dtype: 'float32', dims: t.shape, data: t.data };
-  if (t.dtype === 'I64') return { dtype: 'int64', dims: t.shape, data: t.data };
-  if (t.dtype === 'I32') return { dtype: 'int32', dims: t.shape, data: t.data };
-  throw new Error(`inputs must be F32, I64 or I32, got ${t.dtype}`);
-}
-
 const f32 = (data: Float32Array, shape: readonly number[]): SafetensorsTensor => ({
   dtype: 'F32',
   shape,
@@ -135,13 +128,14 @@ async function forward(
   instance: ModelInstance,
   inputsPath: string,
 ): Promise<Map<string, SafetensorsTensor>> {
-  const inputs = readSafetensors(readFileSync(inputsPath)).tensors;
+  // Inputs decode as weights do: F32 → float32, I64 → int64, I32 → int32.
+  const inputs = decodeWeights(readFileSync(inputsPath)).tensors;
   const lease = instance.acquireWeights();
   const outputs = new Map<string, SafetensorsTensor>();
   try {
     const tokens = inputs.get('tokens');
     if (tokens !== undefined) {
-      const feed: TensorMap = { tokens: tensorDataOf(tokens) };
+      const feed: TensorMap = { tokens };
       const out = await instance.component('text_encoder').run(feed, lease.weights('text_encoder'));
       outputs.set('context', floatOutput(out, 'context'));
     }
@@ -149,7 +143,7 @@ async function forward(
       const input = (name: string): TensorData => {
         const t = inputs.get(name);
         if (t === undefined) throw new Error(`the dit forward needs ${name}`);
-        return tensorDataOf(t);
+        return t;
       };
       const feed: TensorMap = {
         latent: input('latent'),
