@@ -43,7 +43,7 @@ describe('jobViewOf', () => {
 
   it('reads a failed job’s error from its failedReason envelope', () => {
     const failedReason = JSON.stringify({
-      code: 'RT_INVALID_REQUEST',
+      code: 'MODEL_INVALID_REQUEST',
       message: 'odd',
       details: {},
     });
@@ -57,7 +57,7 @@ describe('jobViewOf', () => {
         payload,
       },
     );
-    expect(view.error?.code).toBe('RT_INVALID_REQUEST');
+    expect(view.error?.code).toBe('MODEL_INVALID_REQUEST');
     expect(JobViewSchema.safeParse(view).success).toBe(true);
   });
 
