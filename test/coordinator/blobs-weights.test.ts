@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SyncAcceptedSchema, WeightReportSchema } from '@flowfleet/coordinator';
-import { fleetKeys, WeightSyncSchema, type SyncAck } from '@flowfleet/protocol';
+import { fleetKeys, RolloutJobSchema, WeightSyncSchema, type SyncAck } from '@flowfleet/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
@@ -217,6 +217,36 @@ describe('weight sync', () => {
     body = await report();
     expect(body.versions['2'].status).toBe('failed');
     expect(body.versions['2'].acks).toEqual({ 'w-a': 'refused', 'w-b': 'failed' });
+  });
+
+  it('turns maxStaleness into a min against the current version at enqueue', async () => {
+    const blob = (await (await upload(Buffer.from('weights'))).json()) as { sha256: string };
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-a'));
+    const enqueue = async (weights: Record<string, unknown>) => {
+      const response = await fixture.coordinator.app.inject({
+        method: 'POST',
+        url: '/v1/rollouts',
+        headers: fixture.auth('trainer'),
+        payload: { model: 'wan21-mini', prompt: 'p', seeds: [1], weights },
+      });
+      expect(response.statusCode, response.body).toBe(202);
+      const { id, lane } = response.json<{ id: string; lane: string }>();
+      const job = await fixture.coordinator.services.queues.get(lane).getJob(id);
+      return RolloutJobSchema.parse(job?.data);
+    };
+    // Nothing synced yet: version 0 is the only one, so any bound holds (no requirement).
+    expect((await enqueue({ dit: { maxStaleness: 0 } })).weights).toEqual({});
+    for (const version of [1, 2, 3]) await sync('dit', { version, sha256: blob.sha256 });
+    const onPolicy = await enqueue({ dit: { maxStaleness: 0 } });
+    expect(onPolicy.weights).toEqual({ dit: { min: 3 } });
+    // The request as sent is kept beside what a worker enforces.
+    expect(onPolicy.request.weights).toEqual({ dit: { maxStaleness: 0 } });
+    expect((await enqueue({ dit: { maxStaleness: 1 } })).weights).toEqual({ dit: { min: 2 } });
+    expect((await enqueue({ dit: { maxStaleness: 5 } })).weights).toEqual({});
+    await sync('text_encoder', { version: 1, sha256: blob.sha256 });
+    expect((await enqueue({ dit: { maxStaleness: 2 }, text_encoder: { min: 1 } })).weights).toEqual(
+      { dit: { min: 1 }, text_encoder: { min: 1 } },
+    );
   });
 
   it('reports a never-synced component as current null', async () => {

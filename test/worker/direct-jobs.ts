@@ -7,6 +7,7 @@ import {
   newRolloutJobId,
   requirementsFor,
   rolloutRequestSchema,
+  staticWeightRequirements,
   type LaneSpec,
   type Requirements,
 } from '@flowfleet/protocol';
@@ -57,10 +58,12 @@ export async function addJob(
   const keys = coordinatorKeys(prefix);
   const lane = laneForRequirements(requirements);
   const id = newRolloutJobId(lane);
+  const request = rolloutRequestSchema().parse(body);
   const payload = data ?? {
     id,
     lane,
-    request: rolloutRequestSchema().parse(body),
+    request,
+    weights: staticWeightRequirements(request.weights),
     requirements,
     enqueuedAt: new Date().toISOString(),
   };

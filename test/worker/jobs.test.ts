@@ -88,6 +88,44 @@ describe('running jobs', () => {
     }
   });
 
+  it('runs the request contract a FlowGRPO trainer needs: negative prompt and named CFG rule', async () => {
+    const fleet = await startTestFleet(server.url, 'jobs-contract');
+    try {
+      await fleet.startWorker();
+      // w = 0.5: the default rule runs the unconditional branch (on the negative prompt), the
+      // diffusers/flow_grpo rule does not — a different trajectory, and a lane without cfg_combine.
+      const body = tinyRollout({ guidanceScale: 0.5, negativePrompt: 'blurry, low quality' });
+      const unless = await fleet.enqueue(body);
+      const above = await fleet.enqueue({ ...body, cfgRule: 'above-one' });
+      const empty = await fleet.enqueue({ ...body, negativePrompt: '' });
+      const lanes = new Map(
+        (
+          (await (await fleet.api('/v1/lanes')).json()) as {
+            lanes: { lane: string; requirements: { ops: string[] } }[];
+          }
+        ).lanes.map((lane) => [lane.lane, lane.requirements.ops]),
+      );
+      expect(lanes.get(unless.lane)).toContain('cfg_combine');
+      expect(lanes.get(above.lane)).not.toContain('cfg_combine');
+      const summaries = [];
+      for (const { id } of [unless, above, empty]) {
+        summaries.push((await fleet.waitForCompletion(id)).summary!);
+      }
+      const [s1, s2, s3] = summaries;
+      expect(s1).toMatchObject({ negativePrompt: 'blurry, low quality', cfgRule: 'unless-one' });
+      expect(s2).toMatchObject({ cfgRule: 'above-one' });
+      expect(s3).toMatchObject({ negativePrompt: '' });
+      // Each choice changes the trajectory: the negative prompt conditions the unconditional branch.
+      const finals = await Promise.all(
+        [unless, above, empty].map(async ({ id }) => Buffer.from(await fleet.result(id))),
+      );
+      expect(finals[0]!.equals(finals[1]!)).toBe(false);
+      expect(finals[0]!.equals(finals[2]!)).toBe(false);
+    } finally {
+      await fleet.close();
+    }
+  });
+
   it('reports progress after every denoise step', async () => {
     const fleet = await startTestFleet(server.url, 'jobs-progress');
     try {

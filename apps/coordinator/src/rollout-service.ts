@@ -71,8 +71,9 @@ export class RolloutService {
     // Built from the validated request, the payload passes the workers' job schema by
     // construction (rolloutJobFor's property test); its id names its lane.
     const { capabilities } = admitParsedRolloutRequest(request, this.#options.cards);
-    const job = rolloutJobFor(request, capabilities, new Date(), idempotencyKey);
-    const { id, lane, requirements } = job;
+    // Lane and id first (pure): a repeated enqueue answers before any other read.
+    const routed = rolloutJobFor(request, capabilities, { idempotencyKey, weights: {} });
+    const { id, lane, requirements } = routed;
     if (idempotencyKey !== undefined && (await this.#isRepeat(idempotencyKey, request, id))) {
       return {
         id,
@@ -81,10 +82,12 @@ export class RolloutService {
         eligibleWorkers: await this.#eligible(lane, requirements),
       };
     }
-    const [unmet, capacity] = await Promise.all([
-      this.#options.weights.unavailable(request.weights),
+    const [{ resolved, unmet }, capacity] = await Promise.all([
+      this.#options.weights.resolve(request.weights),
       this.#options.capacity.check(lane, requirements),
     ]);
+    // The weights a worker enforces: each maxStaleness becomes a min against today's version.
+    const job = { ...routed, weights: resolved };
     if (unmet.length > 0) {
       throw new FlowfleetError(
         'API_WEIGHT_VERSION_UNAVAILABLE',

@@ -1,6 +1,8 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import {
   SyncAckSchema,
+  type ResolvedWeightRequirement,
+  type ResolvedWeightRequirements,
   type SyncStatus,
   type WeightReport,
   type WeightRequirements,
@@ -86,14 +88,18 @@ export class WeightRegistry {
   }
 
   /**
-   * The weight requirements no synced version can meet: `min` above the current version, or an
-   * `exact` version that was never synced. Empty when all can be met.
+   * Resolves a request's weight requirements against the synced versions: each `maxStaleness` K
+   * becomes `min: current − K` (dropped when that is below 1: any version a worker holds is then
+   * within K of the current one), and reports the ones no synced version can meet: a `min` above
+   * the current version, or an `exact` version that was never synced.
    */
-  async unavailable(
-    required: WeightRequirements,
-  ): Promise<{ component: string; current: number | null; required: unknown }[]> {
+  async resolve(required: WeightRequirements): Promise<{
+    resolved: ResolvedWeightRequirements;
+    unmet: { component: string; current: number | null; required: unknown }[];
+  }> {
     const components = Object.keys(required).sort();
-    if (components.length === 0) return [];
+    const resolved: Record<string, ResolvedWeightRequirement> = {};
+    if (components.length === 0) return { resolved, unmet: [] };
     const pipeline = this.#redis.pipeline();
     for (const component of components) {
       const requirement = required[component];
@@ -101,19 +107,26 @@ export class WeightRegistry {
       pipeline.hmget(this.#keys.weights(component), 'current', `v:${field}`);
     }
     const replies = (await pipeline.exec()) ?? [];
-    return components.flatMap((component, i) => {
+    const unmet = components.flatMap((component, i) => {
       const requirement = required[component];
       if (requirement === undefined) return [];
       const [error, values] = replies[i] ?? [null, [null, null]];
       if (error !== null) throw error;
       const [currentText, exactRecord] = values as [string | null, string | null];
       const current = currentText === null ? null : Number(currentText);
+      if ('maxStaleness' in requirement) {
+        const min = (current ?? 0) - requirement.maxStaleness;
+        if (min >= 1) resolved[component] = { min };
+        return [];
+      }
+      resolved[component] = requirement;
       const met =
         'exact' in requirement
           ? exactRecord !== null
           : current !== null && current >= requirement.min;
       return met ? [] : [{ component, current, required: requirement }];
     });
+    return { resolved, unmet };
   }
 
   /** The current version of every component that was ever synced. */

@@ -39,13 +39,14 @@ export type {
 
 // RolloutFile v1
 export {
+  CfgRuleSchema,
   RESERVED_SUMMARY_KEYS,
   ROLLOUT_FORMAT,
   ROLLOUT_FORMAT_VERSION,
   RolloutMetadataSchema,
   RolloutSamplerSchema,
 } from './rollout/rollout-metadata.js';
-export type { RolloutMetadata } from './rollout/rollout-metadata.js';
+export type { CfgRule, RolloutMetadata } from './rollout/rollout-metadata.js';
 export { rolloutTensorLayout } from './rollout/rollout-record.js';
 export type { RolloutRecord, RolloutTensorSpec } from './rollout/rollout-record.js';
 export { writeRolloutFile } from './rollout/write-rollout-file.js';

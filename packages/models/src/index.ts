@@ -108,7 +108,9 @@ export { arenaBytes, eagerIO, graphIO } from './loop/step-io.js';
 export type { StepIO } from './loop/step-io.js';
 export { invalidRequest, resolveSamplingRequest } from './sampling/resolve-sampling-request.js';
 export type { SamplingRequestDefaults } from './sampling/resolve-sampling-request.js';
+export { CFG_RULES, runsUnconditionalBranch } from './sampling/sampling-request.js';
 export type {
+  CfgRule,
   LatentSize,
   ResolvedSamplingRequest,
   Sampler,

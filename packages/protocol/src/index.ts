@@ -37,7 +37,13 @@ export {
   isWeightRequirementMet,
   unmetWeights,
 } from './weight-requirement.js';
-export type { UnmetWeight, WeightRequirement, WeightRequirements } from './weight-requirement.js';
+export type {
+  ResolvedWeightRequirement,
+  ResolvedWeightRequirements,
+  UnmetWeight,
+  WeightRequirement,
+  WeightRequirements,
+} from './weight-requirement.js';
 export {
   ConstraintsSchema,
   DEFAULT_STEPS,
@@ -89,9 +95,14 @@ export {
   RolloutListItemSchema,
 } from './job-status.js';
 export type { JobProgress, JobState, JobStatus, JobView, RolloutListItem } from './job-status.js';
-export { RolloutJobSchema, rolloutJobFor, rolloutJobSchema } from './rollout-job.js';
+export {
+  RolloutJobSchema,
+  rolloutJobFor,
+  rolloutJobSchema,
+  staticWeightRequirements,
+} from './rollout-job.js';
 export { laneOfJobId, newRolloutJobId } from './rollout-job-id.js';
-export type { RolloutJob } from './rollout-job.js';
+export type { RolloutJob, RolloutJobOptions } from './rollout-job.js';
 export { fleetKeyPart, fleetKeys } from './fleet-keys.js';
 export type { FleetKeys } from './fleet-keys.js';
 export { formatPath, parseOrThrow, validationError } from './parse-or-throw.js';

@@ -20,6 +20,7 @@ const JOB = {
   id: `${laneForRequirements(requirements)}.0b7c7c1e-5d1a-4a53-9d42-3f0c5b2b9a10`,
   lane: laneForRequirements(requirements),
   request,
+  weights: { dit: { min: 3 } },
   requirements,
   enqueuedAt: '2026-11-30T05:35:00.000Z',
 };
@@ -34,8 +35,19 @@ describe('RolloutJobSchema', () => {
     expect(RolloutJobSchema.parse(JSON.parse(JSON.stringify(JOB)))).toEqual(JOB);
   });
 
-  it('carries the weight requirement in the request', () => {
+  it('carries the weight requirement as sent and as a worker enforces it', () => {
     expect(RolloutJobSchema.parse(JOB).request.weights).toEqual({ dit: { min: 3 } });
+    expect(RolloutJobSchema.parse(JOB).weights).toEqual({ dit: { min: 3 } });
+  });
+
+  it('refuses a job whose enforced weights still hold a maxStaleness (the coordinator resolves it)', () => {
+    const unresolved = { ...JOB, weights: { dit: { maxStaleness: 1 } } };
+    expect(paths(RolloutJobSchema.safeParse(unresolved))).toEqual(['weights.dit']);
+    const stale = RolloutRequestSchema.parse({ ...request, weights: { dit: { maxStaleness: 1 } } });
+    expect(() => rolloutJobFor(stale, CARD)).toThrow(/maxStaleness/);
+    expect(rolloutJobFor(stale, CARD, { weights: { dit: { min: 4 } } }).weights).toEqual({
+      dit: { min: 4 },
+    });
   });
 
   it('rejects a lane that is not the hash of the requirements, and an id that names another lane', () => {

@@ -37,6 +37,8 @@ describe('RolloutRequestSchema', () => {
   it('parses the issue example as given, adding only the defaults it left out', () => {
     expect(RolloutRequestSchema.parse(EXAMPLE)).toEqual({
       ...EXAMPLE,
+      negativePrompt: '',
+      cfgRule: 'unless-one',
       waitForCapacity: false,
       constraints: { devices: ['cpu'], minArch: { cuda: 'sm90' } },
     });
@@ -45,6 +47,8 @@ describe('RolloutRequestSchema', () => {
   it('fills every default for a minimal request (model, prompt, seeds)', () => {
     expect(RolloutRequestSchema.parse(MINIMAL)).toEqual({
       ...MINIMAL,
+      negativePrompt: '',
+      cfgRule: 'unless-one',
       steps: DEFAULT_STEPS,
       sampler: 'sde',
       guidanceScale: 4.5,
@@ -172,6 +176,29 @@ describe('limits', () => {
   it('rejects more seeds than maxGroupSize', () => {
     const seeds = Array.from({ length: DEFAULT_LIMITS.maxGroupSize + 1 }, (_, i) => i);
     expect(issuePaths({ ...MINIMAL, seeds })).toEqual(['seeds']);
+  });
+
+  it('takes a negative prompt under the prompt limit, a named CFG rule and a maxStaleness bound', () => {
+    const parsed = RolloutRequestSchema.parse({
+      ...MINIMAL,
+      negativePrompt: 'blurry',
+      cfgRule: 'above-one',
+      weights: { dit: { maxStaleness: 2 } },
+    });
+    expect(parsed).toMatchObject({
+      negativePrompt: 'blurry',
+      cfgRule: 'above-one',
+      weights: { dit: { maxStaleness: 2 } },
+    });
+    const narrow = rolloutRequestSchema(resolveLimits({ maxPromptChars: 4 }));
+    expect(narrow.safeParse({ ...MINIMAL, prompt: 'abc', negativePrompt: 'abcde' }).success).toBe(
+      false,
+    );
+    expect(RolloutRequestSchema.safeParse({ ...MINIMAL, cfgRule: 'always' }).success).toBe(false);
+    expect(
+      RolloutRequestSchema.safeParse({ ...MINIMAL, weights: { dit: { maxStaleness: -1 } } })
+        .success,
+    ).toBe(false);
   });
 
   it('rejects a prompt longer than maxPromptChars', () => {

@@ -1,3 +1,4 @@
+import { CfgRuleSchema } from '@flowfleet/formats';
 import { NOISE_LEVEL_RANGE, SHIFT_RANGE } from '@flowfleet/numerics';
 import { z } from 'zod';
 import { MinArchSchema } from './arch.js';
@@ -82,6 +83,10 @@ function resolvedFields(limits: Limits) {
   return {
     model: ModelIdSchema,
     prompt: z.string().min(1).max(limits.maxPromptChars),
+    negativePrompt: z.string().max(limits.maxPromptChars).meta({
+      description:
+        "The unconditional branch's prompt of classifier-free guidance (default empty, as flow_grpo's is when it passes none).",
+    }),
     seeds: z
       .array(SeedSchema)
       .min(1)
@@ -89,11 +94,14 @@ function resolvedFields(limits: Limits) {
       .refine((seeds) => new Set(seeds).size === seeds.length, 'seeds must be distinct'),
     steps: z.int().min(1).max(limits.maxSteps),
     sampler: SamplerSchema,
-    guidanceScale: z
-      .number()
-      .min(0)
-      .max(100)
-      .meta({ description: 'CFG scale w in [0, 100]; 1 runs no unconditional branch.' }),
+    guidanceScale: z.number().min(0).max(100).meta({
+      description:
+        'CFG scale w in [0, 100]; whether it runs an unconditional branch is up to `cfgRule`.',
+    }),
+    cfgRule: CfgRuleSchema.meta({
+      description:
+        'When CFG runs its unconditional branch: `unless-one` for every w ≠ 1 (the default), `above-one` only for w > 1 (diffusers and flow_grpo).',
+    }),
     noiseLevel: z
       .number()
       .min(NOISE_LEVEL_RANGE.min)
@@ -140,6 +148,8 @@ function inputFields(limits: Limits) {
     noiseLevel: byCard(fields.noiseLevel),
     shift: byCard(fields.shift),
     shape: byCard(fields.shape),
+    negativePrompt: fields.negativePrompt.default(''),
+    cfgRule: fields.cfgRule.default('unless-one'),
     weights: fields.weights.prefault({}),
     constraints: ConstraintsSchema.prefault({}),
     waitForCapacity: fields.waitForCapacity.default(ROLLOUT_DEFAULTS.waitForCapacity),

@@ -3,10 +3,22 @@ import { ComponentIdSchema } from './atoms.js';
 
 const VersionAtLeastOne = z.int().min(1);
 
-/** What a job needs of one component's weights: at least version `min`, or exactly `exact`. */
-export const WeightRequirementSchema = z.union([
+/** A requirement a worker can check on its own: at least version `min`, or exactly `exact`. */
+export const ResolvedWeightRequirementSchema = z.union([
   z.strictObject({ min: VersionAtLeastOne }),
   z.strictObject({ exact: VersionAtLeastOne }),
+]);
+/** A requirement a worker checks on its own. */
+export type ResolvedWeightRequirement = z.infer<typeof ResolvedWeightRequirementSchema>;
+
+/**
+ * What a job needs of one component's weights: at least version `min`, exactly `exact`, or at
+ * most `maxStaleness` versions older than the component's current version when it is enqueued
+ * (the coordinator turns that into a `min` at enqueue: 0 is on-policy, the current version).
+ */
+export const WeightRequirementSchema = z.union([
+  ...ResolvedWeightRequirementSchema.options,
+  z.strictObject({ maxStaleness: z.int().min(0) }),
 ]);
 /** What a job needs of one component's weights. */
 export type WeightRequirement = z.infer<typeof WeightRequirementSchema>;
@@ -16,18 +28,26 @@ export const WeightRequirementsSchema = z.record(ComponentIdSchema, WeightRequir
 /** Weight requirements by component id. */
 export type WeightRequirements = z.infer<typeof WeightRequirementsSchema>;
 
+/** Requirements as a job carries them: every `maxStaleness` already turned into a `min`. */
+export const ResolvedWeightRequirementsSchema = z.record(
+  ComponentIdSchema,
+  ResolvedWeightRequirementSchema,
+);
+/** Requirements as a job carries them. */
+export type ResolvedWeightRequirements = z.infer<typeof ResolvedWeightRequirementsSchema>;
+
 /** One component whose held version does not meet a job's requirement. */
 export interface UnmetWeight {
   readonly component: string;
   /** The version the worker holds; `null` when it holds none for that component. */
   readonly held: number | null;
-  readonly required: WeightRequirement;
+  readonly required: ResolvedWeightRequirement;
 }
 
 /** True when version `held` meets `requirement`. */
 export function isWeightRequirementMet(
   held: number | undefined,
-  requirement: WeightRequirement,
+  requirement: ResolvedWeightRequirement,
 ): boolean {
   if (held === undefined) return false;
   return 'exact' in requirement ? held === requirement.exact : held >= requirement.min;
@@ -40,7 +60,7 @@ export function isWeightRequirementMet(
  */
 export function unmetWeights(
   held: Readonly<Record<string, number>>,
-  required: WeightRequirements,
+  required: ResolvedWeightRequirements,
 ): UnmetWeight[] {
   return Object.keys(required)
     .sort()

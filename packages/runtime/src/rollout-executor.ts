@@ -69,6 +69,7 @@ export async function runRollout(
           latentDims: [...out.latentDims],
           noiseLevel: resolved.noiseLevel,
           guidanceScale: resolved.guidanceScale,
+          cfgRule: resolved.cfgRule,
           shift: resolved.shift,
           weightsVersions: { ...lease.versions },
           backend,

@@ -7,7 +7,7 @@ import {
   type FleetLimits,
   type JobProgress,
   type RolloutJob,
-  type WeightRequirement,
+  type ResolvedWeightRequirement,
   type WorkerManifest,
 } from '@flowfleet/protocol';
 import {
@@ -39,7 +39,7 @@ export interface RolloutJobRunnerOptions {
   readonly instance: (model: string) => ModelInstance;
   readonly ensureWeights: (
     component: string,
-    requirement: WeightRequirement,
+    requirement: ResolvedWeightRequirement,
     signal: AbortSignal | undefined,
   ) => Promise<void>;
   /** Stores the result files, retrying as long as its bound allows. */
@@ -130,7 +130,8 @@ export class RolloutJobRunner {
     progress: ProgressReporter,
     signal: AbortSignal | undefined,
   ): Promise<RolloutResult> {
-    const required = data.request.weights;
+    // What the coordinator resolved at enqueue (a maxStaleness is a min by now).
+    const required = data.weights;
     for (let round = 0; ; round++) {
       const held = Object.fromEntries(
         instance.componentIds.map((id) => [id, instance.currentVersion(id)]),
@@ -177,6 +178,8 @@ export class RolloutJobRunner {
     };
     return {
       prompt: request.prompt,
+      negativePrompt: request.negativePrompt,
+      cfgRule: request.cfgRule,
       seeds: request.seeds,
       steps: request.steps,
       shift: request.shift,

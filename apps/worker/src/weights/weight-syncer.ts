@@ -10,7 +10,7 @@ import {
   type Limits,
   type SyncAck,
   type SyncStatus,
-  type WeightRequirement,
+  type ResolvedWeightRequirement,
   type WeightSync,
 } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
@@ -147,7 +147,7 @@ export class WeightSyncer {
    */
   async ensure(
     component: string,
-    requirement: WeightRequirement,
+    requirement: ResolvedWeightRequirement,
     waitMs: number,
     signal?: AbortSignal,
   ): Promise<void> {
@@ -226,7 +226,7 @@ export class WeightSyncer {
 
   async #versionToReach(
     component: string,
-    requirement: WeightRequirement,
+    requirement: ResolvedWeightRequirement,
   ): Promise<WeightSync | undefined> {
     const { redis, keys } = this.#options;
     const [currentText] = await redis.hmget(keys.weights(component), 'current');

@@ -81,7 +81,7 @@ describe('writeRolloutFile / readRolloutFile', () => {
   });
 
   it('keeps added optional metadata fields, and the bytes do not depend on key order', () => {
-    const meta = { ...metadata(), maxStaleness: 2, cfgRule: 'standard' };
+    const meta = { ...metadata(), maxStaleness: 2, cfgRule: 'above-one' as const };
     const reordered = Object.fromEntries(Object.entries(meta).reverse()) as RolloutMetadata;
     const bytes = writeRolloutFile(record(meta));
     expect(writeRolloutFile({ ...record(meta), metadata: reordered })).toEqual(bytes);

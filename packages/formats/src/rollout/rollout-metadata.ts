@@ -23,6 +23,14 @@ export const RESERVED_SUMMARY_KEYS: readonly string[] = Object.freeze([
   'captureStats',
 ]);
 
+/**
+ * When classifier-free guidance runs its unconditional branch, by name: `unless-one` (every
+ * scale w ≠ 1) or `above-one` (w > 1 only: diffusers' and flow_grpo's rule).
+ */
+export const CfgRuleSchema = z.enum(['unless-one', 'above-one']);
+/** A CFG rule name. */
+export type CfgRule = z.infer<typeof CfgRuleSchema>;
+
 /** The two samplers: `sde` (FlowGRPO, with per-step log-probs) and `ode` (Euler, none). */
 export const RolloutSamplerSchema = z.enum(['sde', 'ode']);
 
@@ -53,12 +61,17 @@ export const ROLLOUT_METADATA_FIELDS = {
   platform: z.looseObject({ device: z.string().min(1), arch: z.string().min(1) }),
   /** Names of the interceptors installed for the rollout. */
   interceptors: z.array(z.string()),
+  /**
+   * When CFG ran its unconditional branch: `unless-one` (every w ≠ 1) or `above-one` (w > 1
+   * only). Optional: absent means `unless-one` (files written before the key existed).
+   */
+  cfgRule: CfgRuleSchema.optional(),
 };
 
 /**
  * The JSON object in `__metadata__.rollout`: the required fields are strict (type, range);
- * any other key is an added optional field of a later writer and is preserved as it is (the next
- * format additions, e.g. a CFG rule name, land this way without a version bump). Keys the summary
+ * `cfgRule` is optional; any other key is an added optional field of a later writer and is
+ * preserved as it is (format additions land this way without a version bump). Keys the summary
  * reserves are refused. Everything here is a pure function of (job, weights, backend): no
  * timings, capture counters or worker ids.
  */

@@ -36,7 +36,7 @@ function record(sampler: 'sde' | 'ode' = 'sde'): RolloutRecord {
       backend: { dit: 'ort-cpu' },
       platform: { device: 'cpu', arch: 'generic' },
       interceptors: [],
-      cfgRule: 'standard',
+      cfgRule: 'above-one',
     },
     latents: new Float32Array(9),
     logProbs: sampler === 'sde' ? Float64Array.of(-1, -2, -3, -4, -5, -6) : null,
@@ -62,7 +62,7 @@ describe('summarizeRollout', () => {
     expect(summary).toMatchObject({
       id: 'job-1',
       worker: 'w1',
-      cfgRule: 'standard',
+      cfgRule: 'above-one',
       latentDims: [1],
     });
     expect(RolloutSummarySchema.parse(summary)).toEqual(summary);

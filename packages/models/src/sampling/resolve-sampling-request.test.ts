@@ -33,6 +33,27 @@ describe('resolveSamplingRequest', () => {
     expect(resolved.sigmas).toEqual(linearShiftSigmas(sampling.steps, sampling.shift));
   });
 
+  it('runs the unconditional branch by the named CFG rule, and requires cfg_combine only then', () => {
+    const runs = (guidanceScale: number, cfgRule?: 'unless-one' | 'above-one') => {
+      const resolved = wan21MiniCard.resolveRequest({
+        ...base,
+        guidanceScale,
+        ...(cfgRule === undefined ? {} : { cfgRule }),
+      });
+      const ops = wan21MiniCard.requiredOps(resolved);
+      expect(ops.includes('cfg_combine')).toBe(resolved.cfg);
+      return [resolved.cfgRule, resolved.cfg];
+    };
+    // Default: every w ≠ 1 (flowfleet's rule so far).
+    expect(runs(0.5)).toEqual(['unless-one', true]);
+    expect(runs(1)).toEqual(['unless-one', false]);
+    // diffusers' and flow_grpo's: only w > 1.
+    expect(runs(0.5, 'above-one')).toEqual(['above-one', false]);
+    expect(runs(1, 'above-one')).toEqual(['above-one', false]);
+    expect(runs(4.5, 'above-one')).toEqual(['above-one', true]);
+    expect(fieldOf({ ...base, cfgRule: 'always' as 'unless-one' })).toBe('cfgRule');
+  });
+
   it('takes an explicit sigma table (steps = its length − 1, no shift)', () => {
     const resolved = resolveSamplingRequest(wan21MiniCard, { ...base, sigmas: [1, 0.5, 0.2, 0] });
     expect(resolved.steps).toBe(3);

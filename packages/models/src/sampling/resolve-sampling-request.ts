@@ -1,10 +1,12 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import { linearShiftSigmas, sdeScheduleIssue } from '@flowfleet/numerics';
-import type {
-  LatentSize,
-  ResolvedSamplingRequest,
-  SamplingDefaults,
-  SamplingRequest,
+import {
+  CFG_RULES,
+  runsUnconditionalBranch,
+  type LatentSize,
+  type ResolvedSamplingRequest,
+  type SamplingDefaults,
+  type SamplingRequest,
 } from './sampling-request.js';
 
 /** What the flow-matching rules fill defaults from: a card's sampling and latent defaults. */
@@ -103,6 +105,10 @@ export function resolveSamplingRequest(
   positiveInt('shape.width', latent.width);
   const guidanceScale = finite('guidanceScale', request.guidanceScale ?? sampling.guidanceScale, 0);
   const noiseLevel = finite('noiseLevel', request.noiseLevel ?? sampling.noiseLevel, 0);
+  const cfgRule = request.cfgRule ?? 'unless-one';
+  if (!CFG_RULES.includes(cfgRule)) {
+    throw invalidRequest('cfgRule', `expected one of ${CFG_RULES.join(', ')}`, cfgRule);
+  }
   if (sampler === 'sde') checkSdeSchedule(sigmas, noiseLevel);
   return {
     prompt: request.prompt,
@@ -114,6 +120,8 @@ export function resolveSamplingRequest(
     sampler,
     noiseLevel,
     guidanceScale,
+    cfgRule,
+    cfg: runsUnconditionalBranch(cfgRule, guidanceScale),
     shape: { frames: latent.frames, height: latent.height, width: latent.width },
   };
 }

@@ -1,6 +1,23 @@
 /** ODE (Euler, deterministic) or FlowGRPO SDE (stochastic, with log-probs). */
 export type Sampler = 'ode' | 'sde';
 
+import { CfgRuleSchema, type CfgRule } from '@flowfleet/formats';
+
+export type { CfgRule };
+
+/**
+ * The CFG rules by name (RolloutFile v1 records them; formats owns the names): `unless-one` — the
+ * unconditional branch runs for every scale w ≠ 1 (flowfleet's rule since its first release, and
+ * the default); `above-one` — only for w > 1 (diffusers' and flow_grpo's `guidance_scale > 1`), so
+ * a scale in [0, 1] runs the conditional branch alone.
+ */
+export const CFG_RULES: readonly CfgRule[] = CfgRuleSchema.options;
+
+/** Whether CFG runs its unconditional branch for scale `w` under `rule`. */
+export function runsUnconditionalBranch(rule: CfgRule, w: number): boolean {
+  return rule === 'above-one' ? w > 1 : w !== 1;
+}
+
 /** Latent size in latent units (frames F, height H, width W). */
 export interface LatentSize {
   readonly frames: number;
@@ -39,8 +56,10 @@ export interface SamplingRequest {
   readonly sampler?: Sampler | undefined;
   /** FlowGRPO noise level a (default: the card's). */
   readonly noiseLevel?: number | undefined;
-  /** CFG scale w; 1 runs no unconditional branch (default: the card's). */
+  /** CFG scale w (default: the card's); whether it runs an unconditional branch is `cfgRule`'s. */
   readonly guidanceScale?: number | undefined;
+  /** When CFG runs its unconditional branch (default `unless-one`). */
+  readonly cfgRule?: CfgRule | undefined;
   readonly shape?: LatentSize | undefined;
 }
 
@@ -57,5 +76,8 @@ export interface ResolvedSamplingRequest {
   readonly sampler: Sampler;
   readonly noiseLevel: number;
   readonly guidanceScale: number;
+  readonly cfgRule: CfgRule;
+  /** True when the rollout runs CFG's unconditional branch (`runsUnconditionalBranch`). */
+  readonly cfg: boolean;
   readonly shape: LatentSize;
 }

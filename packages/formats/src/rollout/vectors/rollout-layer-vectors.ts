@@ -92,6 +92,13 @@ export function rolloutVectors(): InvalidVectorSpec[] {
       bytes: file(t(), meta({ sampler: 'euler' })),
     },
     {
+      name: 'unknown-cfg-rule',
+      about: 'cfgRule "always", not one of the two rule names',
+      code: R,
+      reason: 'rollout-schema',
+      bytes: file(t(), meta({ cfgRule: 'always' })),
+    },
+    {
       name: 'reserved-key',
       about: 'the record carries "worker", a per-attempt summary field',
       code: R,

@@ -173,7 +173,7 @@ export function validVectorSpecs(): ValidVectorSpec[] {
     {
       name: 'extra-metadata',
       about:
-        'added optional metadata fields a v1 reader keeps (cfgRule, maxStaleness, a nested object, a platform extra) and shift null (explicit sigmas)',
+        'the optional cfgRule (above-one), added metadata fields a v1 reader keeps (maxStaleness, a nested object, a platform extra) and shift null (explicit sigmas)',
       record: record(
         {
           ...metadata({
@@ -189,7 +189,7 @@ export function validVectorSpecs(): ValidVectorSpec[] {
             interceptors: ['trace'],
             platform: { device: 'cpu', arch: 'aarch64', cpuArch: 'neoverse-n1' },
           }),
-          cfgRule: 'standard',
+          cfgRule: 'above-one',
           maxStaleness: 2,
           notes: { tags: ['a', 'b'], '10': 'ten', '9': 'nine' },
         },

@@ -54,7 +54,7 @@ export function createWan21DenoiseLoop(
     loopId: WAN21_DENOISE_LOOP_ID,
     init(request: ResolvedSamplingRequest, _instance: StepInstance): DenoiseLoopState {
       const { frames, height, width } = request.shape;
-      const cfg = request.guidanceScale !== 1;
+      const { cfg } = request;
       const group = request.seeds.length;
       const geometry: DenoiseGeometry = {
         group,

@@ -72,7 +72,7 @@ function resolveWan21Request(
 /** The ops of a wan21 rollout: the sampler's solver op, and cfg_combine when guidance is on. */
 function wan21RequiredOps(request: ResolvedSamplingRequest): string[] {
   const ops: string[] = [request.sampler === 'ode' ? SOLVER_OP.euler : SOLVER_OP.sde];
-  if (request.guidanceScale !== 1) ops.push(SOLVER_OP.cfg);
+  if (request.cfg) ops.push(SOLVER_OP.cfg);
   return ops;
 }
 
