@@ -5,7 +5,14 @@ import { flowfleetPlugin } from './tools/eslint/allowed-imports-rule.js';
 
 export default tseslint.config(
   {
-    ignores: ['**/node_modules/**', '**/dist/**', 'coverage/**', 'test/artifacts/**', '.turbo/**'],
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      'coverage/**',
+      'test/artifacts/**',
+      '.turbo/**',
+      '.venv/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
