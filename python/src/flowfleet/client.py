@@ -7,7 +7,6 @@ import hashlib
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import quote, urlsplit
@@ -16,6 +15,7 @@ from . import _schema as schema
 from .errors import FlowfleetError, invalid_option
 from .retry import RetryOption, RetryPolicy, resolve_retry
 from .rollout_file import RolloutFile, read_rollout_file
+from .rounds import enqueue_round
 from .transport import Call, HttpTransport, RetryEvent
 from .types import (
     EnqueuedRollout,
@@ -44,8 +44,6 @@ from .weights import WeightsSource, weights_bytes
 #: Default bound on one try (s) and the default retry policy (the TypeScript SDK's).
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_RETRY = RetryPolicy()
-#: Enqueues of a round in flight at once.
-ROUND_CONCURRENCY = 4
 IDEMPOTENCY_KEY_HEADER = "idempotency-key"
 SUMMARY_BYTES_HEADER = "x-flowfleet-summary-bytes"
 
@@ -161,43 +159,7 @@ class Client:
 
         :raises FlowfleetError: as :meth:`enqueue_rollouts`
         """
-        results: list[EnqueuedRollout | None] = [None] * len(groups)
-        lock = threading.Lock()
-        state: dict[str, Any] = {"next": 0, "failure": None}
-
-        def sender() -> None:
-            while True:
-                with lock:
-                    if state["failure"] is not None or state["next"] >= len(groups):
-                        return
-                    index = state["next"]
-                    state["next"] += 1
-                group = groups[index]
-                request = {**common, "prompt": group["prompt"], "seeds": list(group["seeds"])}
-                try:
-                    results[index] = self.enqueue_rollouts(request, call=call)
-                except BaseException as error:  # noqa: BLE001 - re-raised below, in order
-                    with lock:
-                        if state["failure"] is None:
-                            state["failure"] = error
-
-        workers = min(ROUND_CONCURRENCY, len(groups))
-        if workers > 0:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                for future in [pool.submit(sender) for _ in range(workers)]:
-                    future.result()
-        failure = state["failure"]
-        if failure is None:
-            return [r for r in results if r is not None]
-        enqueued = [r for r in results if r is not None]
-        if not enqueued or not isinstance(failure, FlowfleetError):
-            raise failure
-        raise FlowfleetError(
-            failure.code,
-            f"{failure.message} ({len(enqueued)} of {len(groups)} rollouts were enqueued before it)",
-            {**failure.details, "enqueued": enqueued},
-            cause=failure,
-        )
+        return enqueue_round(self, groups, common, call=call)
 
     def status(self, id: str, *, call: Call | None = None) -> JobStatus:
         """A rollout job's status. :raises FlowfleetError: ``API_JOB_NOT_FOUND``, transport codes"""
