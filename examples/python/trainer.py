@@ -1,149 +1,38 @@
 #!/usr/bin/env python3
-"""A flowfleet trainer in Python with nothing but the standard library.
+"""A minimal flowfleet trainer step in Python, on the SDK (``pip install ./python``).
 
-Enqueues one rollout (a prompt x a group of seeds) on a flowfleet coordinator, polls its status
-until it completes (printing progress), downloads the result safetensors, parses the header
-(8-byte little-endian length + JSON) and reads the per-step log-probs (F64) with struct.
+Enqueues one rollout (a prompt x a group of seeds, SDE) on a coordinator, waits for it (a tqdm
+bar when tqdm is installed and stdout is a terminal, else a line per change), reads the result
+(RolloutFile v1) as numpy arrays and prints the per-step log-probs and a group-normalised
+advantage of each sample.
 
-    python3 examples/python/trainer.py --url http://127.0.0.1:8080 --token "$TRAINER_TOKEN"
+    .venv/bin/python examples/python/trainer.py --url http://127.0.0.1:8080 --token "$TRAINER_TOKEN"
 
 URL and token also come from FLOWFLEET_URL and FLOWFLEET_TOKEN (`flowfleet up` prints both).
-Exit codes: 0 ok, 1 failure (HTTP error, failed job, timeout, malformed result), 2 usage.
+Exit codes: 0 ok, 1 a coded failure (printed as ``error: CODE: message``), 2 usage.
 """
 
+from __future__ import annotations
+
 import argparse
-import json
 import os
-import struct
 import sys
-import time
-import urllib.error
-import urllib.request
 
-# safetensors dtype -> (struct format character, bytes per element)
-DTYPES = {
-    "F64": ("d", 8),
-    "F32": ("f", 4),
-    "I64": ("q", 8),
-    "I32": ("i", 4),
-}
+import numpy as np
+
+from flowfleet import Client, FlowfleetError
+from flowfleet.types import JobStatus
 
 
-class FleetError(Exception):
-    """A coordinator error answer ({code, message}) or a transport failure."""
-
-    def __init__(self, code, message):
-        super().__init__(f"{code}: {message}")
-        self.code = code
-
-
-class Coordinator:
-    """The few coordinator routes a trainer needs, over urllib."""
-
-    def __init__(self, url, token, timeout_s=30.0):
-        self.url = url.rstrip("/")
-        self.token = token
-        self.timeout_s = timeout_s
-
-    def _request(self, method, path, body=None):
-        headers = {"accept": "application/json, application/octet-stream"}
-        if self.token:
-            headers["authorization"] = f"Bearer {self.token}"
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode("utf-8")
-            headers["content-type"] = "application/json"
-        request = urllib.request.Request(self.url + path, data=data, headers=headers, method=method)
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                return response.read()
-        except urllib.error.HTTPError as error:
-            raw = error.read()
-            try:
-                envelope = json.loads(raw)
-                raise FleetError(envelope.get("code", f"HTTP_{error.code}"), envelope.get("message", ""))
-            except (ValueError, AttributeError):
-                raise FleetError(f"HTTP_{error.code}", raw[:200].decode("utf-8", "replace")) from None
-        except urllib.error.URLError as error:
-            raise FleetError("UNREACHABLE", f"{self.url}: {error.reason}") from None
-
-    def enqueue(self, request):
-        return json.loads(self._request("POST", "/v1/rollouts", request))
-
-    def status(self, job_id):
-        return json.loads(self._request("GET", f"/v1/rollouts/{job_id}"))
-
-    def result(self, job_id):
-        return self._request("GET", f"/v1/rollouts/{job_id}/result")
-
-
-def wait_for(coordinator, job_id, timeout_s):
-    """Polls the job until it completes; prints a line whenever its state or step changes."""
-    deadline = time.monotonic() + timeout_s
-    last = None
-    delay = 0.1
-    while True:
-        status = coordinator.status(job_id)
-        progress = status["progress"]
-        seen = (status["status"], progress["step"], status.get("worker"))
-        if seen != last:
-            worker = f" on {status['worker']}" if status.get("worker") else ""
-            print(f"  {status['status']:<9} step {progress['step']}/{progress['steps']}{worker}", flush=True)
-            last = seen
-            delay = 0.1
-        if status["status"] == "completed":
-            return status
-        if status["status"] == "failed":
-            error = status.get("error") or {}
-            raise FleetError(error.get("code", "JOB_FAILED"), error.get("message", "the rollout failed"))
-        if time.monotonic() > deadline:
-            raise FleetError("TIMEOUT", f"rollout {job_id} did not complete within {timeout_s} s")
-        time.sleep(delay)
-        delay = min(delay * 1.5, 1.0)
-
-
-def read_safetensors_header(blob):
-    """The header of a safetensors file: (tensors {name: {dtype, shape, data_offsets}}, metadata, data start)."""
-    if len(blob) < 8:
-        raise FleetError("BAD_RESULT", "shorter than the 8-byte header length")
-    (header_len,) = struct.unpack_from("<Q", blob, 0)
-    if 8 + header_len > len(blob):
-        raise FleetError("BAD_RESULT", f"header length {header_len} exceeds the file")
-    header = json.loads(blob[8 : 8 + header_len].decode("utf-8"))
-    metadata = header.pop("__metadata__", {})
-    return header, metadata, 8 + header_len
-
-
-def read_tensor(blob, header, data_start, name):
-    """One tensor as (shape, flat list of numbers), read with struct (little-endian)."""
-    if name not in header:
-        raise FleetError("BAD_RESULT", f"no tensor {name!r}")
-    info = header[name]
-    if info["dtype"] not in DTYPES:
-        raise FleetError("BAD_RESULT", f"tensor {name!r} has dtype {info['dtype']}")
-    fmt, size = DTYPES[info["dtype"]]
-    begin, end = info["data_offsets"]
-    count = 1
-    for dim in info["shape"]:
-        count *= dim
-    if end - begin != count * size or data_start + end > len(blob):
-        raise FleetError("BAD_RESULT", f"tensor {name!r} has inconsistent offsets")
-    values = struct.unpack_from(f"<{count}{fmt}", blob, data_start + begin)
-    return info["shape"], list(values)
-
-
-def parse_seeds(text):
-    seeds = []
+def parse_seeds(text: str) -> list[int]:
+    seeds: list[int] = []
     for part in text.split(","):
-        if "-" in part:
-            low, high = (int(x) for x in part.split("-", 1))
-            seeds.extend(range(low, high + 1))
-        else:
-            seeds.append(int(part))
+        low, _, high = part.partition("-")
+        seeds.extend(range(int(low), int(high or low) + 1))
     return seeds
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Enqueue a flowfleet rollout and read its log-probs.")
     parser.add_argument("--url", default=os.environ.get("FLOWFLEET_URL", "http://127.0.0.1:8080"))
     parser.add_argument("--token", default=os.environ.get("FLOWFLEET_TOKEN"))
@@ -155,41 +44,47 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the rollout")
     args = parser.parse_args(argv)
 
-    coordinator = Coordinator(args.url, args.token)
-    request = {
-        "model": "wan21-mini",
-        "prompt": args.prompt,
-        "seeds": args.seeds,
-        "steps": args.steps,
-        "sampler": "sde",
-        "shape": {"frames": args.frames, "height": args.size, "width": args.size},
-    }
+    def report(status: JobStatus) -> None:
+        if not sys.stdout.isatty():
+            p = status["progress"]
+            worker = f" on {status['worker']}" if "worker" in status else ""
+            print(f"  {status['status']:<9} step {p['step']}/{p['steps']}{worker}", flush=True)
+
     try:
-        enqueued = coordinator.enqueue(request)
-        job_id = enqueued["id"]
-        print(f"enqueued {job_id} on {enqueued['lane']} ({enqueued['eligibleWorkers']} eligible workers)")
-        status = wait_for(coordinator, job_id, args.timeout)
-        summary = status["summary"]
-        backends = ",".join(sorted(set(summary["backend"].values())))
-        print(f"completed on {summary['worker']} ({backends}) in {summary['timings']['totalMs']:.0f} ms, "
-              f"weights {summary['weightsVersions']}")
-
-        blob = coordinator.result(job_id)
-        header, metadata, data_start = read_safetensors_header(blob)
-        print(f"result: {len(blob)} bytes, {len(header)} tensors, metadata keys {sorted(metadata)}")
-        for name in sorted(header):
-            info = header[name]
-            print(f"  {name:<14} {info['dtype']:<4} {info['shape']}")
-
-        shape, values = read_tensor(blob, header, data_start, "log_probs")
-        steps, group = shape
-        print(f"log_probs F64 {shape} (step-major):")
-        for sample, seed in enumerate(args.seeds):
-            row = [values[step * group + sample] for step in range(steps)]
-            print(f"  seed {seed}: sum {sum(row):.6f}  per step " + " ".join(f"{v:.6f}" for v in row))
-    except FleetError as error:
-        print(f"error: {error}", file=sys.stderr)
+        with Client(args.url, args.token) as fleet:
+            enqueued = fleet.enqueue_rollouts(
+                {
+                    "model": "wan21-mini",
+                    "prompt": args.prompt,
+                    "seeds": args.seeds,
+                    "steps": args.steps,
+                    "sampler": "sde",
+                    "shape": {"frames": args.frames, "height": args.size, "width": args.size},
+                }
+            )
+            print(f"enqueued {enqueued['id']} on {enqueued['lane']} ({enqueued['eligibleWorkers']} eligible workers)")
+            status = fleet.wait_for(enqueued["id"], on_progress=report, timeout_s=args.timeout)
+            summary = status["summary"]
+            backends = ",".join(sorted(set(summary["backend"].values())))
+            print(
+                f"completed on {summary['worker']} ({backends}) in {summary['timings']['totalMs']:.0f} ms, "
+                f"weights {summary['weightsVersions']}"
+            )
+            rollout = fleet.get_result(enqueued["id"])
+    except FlowfleetError as error:
+        print(f"error: {error.code}: {error.message}", file=sys.stderr)
         return 1
+
+    print(f"latents   {rollout.latents.dtype} {list(rollout.latents.shape)}  (T+1, G, *latentDims)")
+    assert rollout.log_probs is not None  # an SDE rollout has per-step log-probs
+    print(f"log_probs {rollout.log_probs.dtype} {list(rollout.log_probs.shape)}  (step-major)")
+    # A stand-in reward (the mean of latent channel 0 of each final sample) and its advantage.
+    rewards = rollout.final_latents[:, 0].reshape(rollout.group, -1).mean(axis=1).astype(np.float64)
+    advantages = (rewards - rewards.mean()) / (rewards.std() + 1e-6)
+    for sample, seed in enumerate(rollout.seeds.tolist()):
+        row = rollout.log_probs[:, sample]
+        steps = " ".join(f"{v:.6f}" for v in row)
+        print(f"  seed {seed}: sum {row.sum():.6f}  per step {steps}  advantage {advantages[sample]:+.3f}")
     return 0
 
 

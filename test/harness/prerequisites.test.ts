@@ -22,6 +22,14 @@ describe('test prerequisites', () => {
     expect(lines[0]).toMatch(/^npm test needs: chromium for the dashboard tests \(apt-get install/);
   });
 
+  it('names a missing Python venv in one line: npm run setup:python', () => {
+    const result = runCheck({ FLOWFLEET_VENV: '/nonexistent/venv' });
+    expect(result.status).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^npm test needs: .*\.venv.* \(npm run setup:python\)$/);
+  });
+
   it('passes silently on this machine, where CI installed everything', () => {
     expect(missingPrerequisites().map((p) => p.name)).toEqual([]);
     const result = runCheck({});

@@ -2,6 +2,7 @@
 // before anything else, and the tests that use a prerequisite take its path from here.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 /** One program the test tiers need, and how to get it. */
 export interface Prerequisite {
@@ -17,6 +18,27 @@ export interface Prerequisite {
 /** Chromium for the dashboard tests: `FLOWFLEET_CHROMIUM` when set, else Debian's path. */
 export function chromiumPath(): string {
   return process.env['FLOWFLEET_CHROMIUM'] ?? '/usr/bin/chromium';
+}
+
+/**
+ * The interpreter of the repository's virtualenv, which `npm run setup:python` makes and
+ * `npm run test:python` runs: `<FLOWFLEET_VENV>/bin/python` when set (the check's test points it
+ * elsewhere), else `.venv/bin/python` at the root.
+ */
+export function venvPython(): string {
+  const venv = process.env['FLOWFLEET_VENV'];
+  if (venv !== undefined) return `${venv}/bin/python`;
+  return fileURLToPath(new URL('../../.venv/bin/python', import.meta.url));
+}
+
+/** The Python modules `npm run test:python` runs (the SDK, its test tools, torch for state_dicts). */
+const VENV_MODULES = ['flowfleet', 'pytest', 'mypy', 'ruff', 'torch', 'tqdm'];
+
+function venvReady(): boolean {
+  const python = venvPython();
+  // find_spec only locates each module (importing torch would cost a second).
+  const check = `import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ${JSON.stringify(VENV_MODULES)}))`;
+  return existsSync(python) && onPath(python, ['-c', check]);
 }
 
 function onPath(command: string, args: readonly string[]): boolean {
@@ -39,10 +61,10 @@ export const TEST_PREREQUISITES: readonly Prerequisite[] = [
     present: () => existsSync(chromiumPath()),
   },
   {
-    name: 'python3',
-    neededBy: 'the Python trainer tests',
-    install: 'apt-get install python3',
-    present: () => onPath('python3', ['--version']),
+    name: 'the Python venv (.venv)',
+    neededBy: 'the Python SDK tests',
+    install: 'npm run setup:python',
+    present: venvReady,
   },
 ];
 

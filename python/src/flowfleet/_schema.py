@@ -1,0 +1,167 @@
+"""A small checker for the coordinator's JSON answers (the TypeScript SDK validates them with
+protocol's zod schemas; this checks the same required fields and types, and keeps unknown keys so
+that a newer coordinator's additions still parse)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._json import is_integer, is_number
+from .errors import FlowfleetError
+
+#: Appends "path: problem" to the issues for a value that does not fit.
+Check = Callable[[object, str, list[str]], None]
+
+
+def _simple(test: Callable[[object], bool], expected: str) -> Check:
+    def check(value: object, path: str, issues: list[str]) -> None:
+        if not test(value):
+            issues.append(f"{path or '(root)'}: expected {expected}, got {type(value).__name__}")
+
+    return check
+
+
+STR = _simple(lambda v: isinstance(v, str), "a string")
+BOOL = _simple(lambda v: isinstance(v, bool), "a boolean")
+INT = _simple(lambda v: is_integer(v, -(2**53 - 1)), "an integer")
+COUNT = _simple(lambda v: is_integer(v, 0), "an integer ≥ 0")
+NUMBER = _simple(is_number, "a number")
+ANY = _simple(lambda v: True, "anything")
+
+
+def literal(*values: object) -> Check:
+    return _simple(lambda v: v in values, " or ".join(repr(v) for v in values))
+
+
+def nullable(inner: Check) -> Check:
+    def check(value: object, path: str, issues: list[str]) -> None:
+        if value is not None:
+            inner(value, path, issues)
+
+    return check
+
+
+def list_of(item: Check) -> Check:
+    def check(value: object, path: str, issues: list[str]) -> None:
+        if not isinstance(value, list):
+            issues.append(f"{path or '(root)'}: expected an array")
+            return
+        for i, entry in enumerate(value):
+            item(entry, f"{path}[{i}]", issues)
+
+    return check
+
+
+def map_of(item: Check) -> Check:
+    def check(value: object, path: str, issues: list[str]) -> None:
+        if not isinstance(value, dict):
+            issues.append(f"{path or '(root)'}: expected an object")
+            return
+        for key, entry in value.items():
+            item(entry, f"{path}.{key}" if path else str(key), issues)
+
+    return check
+
+
+def obj(optional: dict[str, Check] | None = None, **required: Check) -> Check:
+    """An object with these required (and optional) fields; other keys are kept unchecked."""
+
+    def check(value: object, path: str, issues: list[str]) -> None:
+        if not isinstance(value, dict):
+            issues.append(f"{path or '(root)'}: expected an object")
+            return
+        for key, field in required.items():
+            where = f"{path}.{key}" if path else key
+            if key not in value:
+                issues.append(f"{where}: required")
+            else:
+                field(value[key], where, issues)
+        for key, field in (optional or {}).items():
+            if key in value:
+                field(value[key], f"{path}.{key}" if path else key, issues)
+
+    return check
+
+
+def validate(value: Any, check: Check, what: str) -> Any:
+    """Answers ``value`` when it fits ``check``.
+
+    :raises FlowfleetError: ``CLIENT_BAD_RESPONSE`` with ``details["issues"]``
+    """
+    issues: list[str] = []
+    check(value, "", issues)
+    if issues:
+        raise FlowfleetError(
+            "CLIENT_BAD_RESPONSE",
+            f"{what} does not fit its schema: {issues[0]}",
+            {"issues": issues[:20]},
+        )
+    return value
+
+
+ERROR_ENVELOPE = obj(code=STR, message=STR)
+ENQUEUED = obj(id=STR, lane=STR, status=literal("queued"), eligibleWorkers=COUNT)
+_PROGRESS = obj(step=COUNT, steps=COUNT)
+JOB_STATUS = obj(
+    {"error": ERROR_ENVELOPE, "worker": STR, "summary": obj(), "startedAt": STR, "finishedAt": STR},
+    id=STR,
+    lane=STR,
+    status=literal("queued", "active", "completed", "failed"),
+    progress=_PROGRESS,
+    attempts=COUNT,
+    createdAt=STR,
+)
+STORED_BLOB = obj(sha256=STR, sizeBytes=COUNT)
+RESULT_UPLOAD = obj(
+    id=STR,
+    sha256=STR,
+    sizeBytes=COUNT,
+    status=literal("created", "unchanged"),
+    summary=literal("created", "kept"),
+)
+SYNC_ACCEPTED = obj(
+    component=STR, version=COUNT, sha256=STR, sizeBytes=COUNT, previous=nullable(COUNT), streamId=STR
+)
+WEIGHT_REPORT = obj(
+    component=STR,
+    current=nullable(COUNT),
+    versions=map_of(
+        obj(
+            sha256=STR,
+            sizeBytes=COUNT,
+            status=literal("pending", "loaded", "failed", "superseded"),
+            acks=map_of(literal("ok", "refused", "failed")),
+            reasons=map_of(STR),
+        )
+    ),
+)
+FLEET = obj(
+    live=COUNT,
+    dead=COUNT,
+    workers=list_of(
+        obj(
+            workerId=STR,
+            alive=BOOL,
+            platform=obj(),
+            concurrency=COUNT,
+            activeJobs=COUNT,
+            lanes=list_of(STR),
+            models=list_of(STR),
+            weights=map_of(INT),
+        )
+    ),
+)
+_LANE = obj(
+    lane=STR, requirements=obj(), backlog=COUNT, counts=obj(), eligibleWorkers=list_of(STR), capacity=COUNT
+)
+LANES = obj(lanes=list_of(_LANE))
+MATRIX = obj(
+    liveWorkers=COUNT,
+    cells=list_of(
+        obj(registry=literal("kernel", "component"), name=STR, device=STR, variant=STR, liveWorkers=COUNT)
+    ),
+    lanes=list_of(_LANE),
+)
+HEALTH = obj(status=literal("ok"), redis=literal("up"))
+OBJECT = obj()

@@ -1,0 +1,395 @@
+"""``Client``: a typed, synchronous client for every coordinator route the TypeScript SDK covers
+(packages/client/README.md), with its retry policy and coded errors."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+from urllib.parse import quote, urlsplit
+
+from . import _schema as schema
+from .errors import FlowfleetError, invalid_option
+from .retry import RetryOption, RetryPolicy, resolve_retry
+from .rollout_file import RolloutFile, read_rollout_file
+from .rounds import enqueue_round
+from .transport import Call, HttpTransport, RetryEvent
+from .types import (
+    EnqueuedRollout,
+    Fleet,
+    Health,
+    JobStatus,
+    Lanes,
+    Matrix,
+    ResultUpload,
+    StoredBlob,
+    SyncAccepted,
+    WeightReport,
+)
+from .waiting import (
+    SYNC_POLL_S,
+    SYNC_TIMEOUT_S,
+    WAIT_MAX_POLL_S,
+    WAIT_POLL_S,
+    SyncProgress,
+    check_positive,
+    wait_for_job,
+    wait_for_sync,
+)
+from .weights import WeightsSource, weights_bytes
+
+#: Default bound on one try (s) and the default retry policy (the TypeScript SDK's).
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_RETRY = RetryPolicy()
+IDEMPOTENCY_KEY_HEADER = "idempotency-key"
+SUMMARY_BYTES_HEADER = "x-flowfleet-summary-bytes"
+
+
+def _segment(value: str) -> str:
+    if not isinstance(value, str) or value == "":
+        raise invalid_option(f"a path segment must be a non-empty string, got {value!r}", "id")
+    return quote(value, safe="")
+
+
+@dataclass(frozen=True)
+class PushedWeights:
+    """What :meth:`Client.push_weights` did: the blob, the sync, and the fleet's acks."""
+
+    component: str
+    version: int
+    sha256: str
+    size_bytes: int
+    sync: SyncAccepted
+    progress: SyncProgress
+
+
+class Client:
+    """A client of the coordinator at ``base_url``; nothing is sent until a method is called.
+
+    ``token`` is the bearer token (trainer role for mutations, viewer for reads). ``timeout_s``
+    bounds each try; ``retry`` is a :class:`RetryPolicy`, a mapping of its fields laid over the
+    default, or False (one try); ``on_retry`` is told before each wait. ``http`` replaces httpx's
+    transport (a proxy, a test double). Every method takes ``call=Call(...)`` for per-call
+    options. Thread-safe; use as a context manager or call :meth:`close`.
+
+    :raises FlowfleetError: ``CLIENT_INVALID_OPTIONS``
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retry: RetryOption = None,
+        on_retry: Callable[[RetryEvent], None] | None = None,
+        http: Any = None,
+    ) -> None:
+        parts = urlsplit(base_url) if isinstance(base_url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise invalid_option(f"base_url must be an http(s) URL, got {base_url!r}", "base_url")
+        if token is not None and (not isinstance(token, str) or token == ""):
+            raise invalid_option("token must be a non-empty string when given", "token")
+        if on_retry is not None and not callable(on_retry):
+            raise invalid_option("on_retry must be callable when given", "on_retry")
+        self.base_url = base_url.rstrip("/")
+        self._http = HttpTransport(
+            self.base_url,
+            token,
+            check_positive(timeout_s, "timeout_s"),
+            resolve_retry(retry, DEFAULT_RETRY),
+            on_retry,
+            http,
+        )
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the client's connections. Idempotent."""
+        self._http.close()
+
+    # Rollouts.
+
+    def enqueue_rollouts(
+        self, request: Mapping[str, Any], *, idempotency_key: str | None = None, call: Call | None = None
+    ) -> EnqueuedRollout:
+        """Enqueues one rollout (a prompt × a group of seeds) on the lane of its requirements.
+
+        Every try carries the same ``Idempotency-Key`` (a UUID; default a fresh one per call), so a
+        retry whose first try reached the coordinator answers the job that try enqueued.
+
+        :raises FlowfleetError: ``PROTO_INVALID_REQUEST``, ``MODEL_INVALID_REQUEST``,
+            ``API_NO_CAPACITY`` (unless ``waitForCapacity``), ``API_WEIGHT_VERSION_UNAVAILABLE``,
+            ``API_IDEMPOTENCY_CONFLICT``, ``API_UNAUTHORIZED``, ``API_FORBIDDEN``, transport codes
+        """
+        if not isinstance(request, Mapping):
+            raise invalid_option("a rollout request is a mapping", "request")
+        key = str(uuid.uuid4()) if idempotency_key is None else idempotency_key
+        return cast(
+            EnqueuedRollout,
+            self._http.request_json(
+                "POST",
+                "/v1/rollouts",
+                schema.ENQUEUED,
+                idempotent=True,
+                json_body=dict(request),
+                headers={IDEMPOTENCY_KEY_HEADER: key},
+                call=call,
+            ),
+        )
+
+    def enqueue_round(
+        self,
+        groups: Sequence[Mapping[str, Any]],
+        common: Mapping[str, Any],
+        *,
+        call: Call | None = None,
+    ) -> list[EnqueuedRollout]:
+        """Enqueues one rollout per group (``{"prompt", "seeds"}`` with the ``common`` fields), a
+        few at a time, answered in the order of ``groups``. At the first failure no further group
+        is sent; the error keeps its code and lists the rollouts already enqueued in
+        ``details["enqueued"]``.
+
+        :raises FlowfleetError: as :meth:`enqueue_rollouts`
+        """
+        return enqueue_round(self, groups, common, call=call)
+
+    def status(self, id: str, *, call: Call | None = None) -> JobStatus:
+        """A rollout job's status. :raises FlowfleetError: ``API_JOB_NOT_FOUND``, transport codes"""
+        return cast(JobStatus, self._get(f"/v1/rollouts/{_segment(id)}", schema.JOB_STATUS, call))
+
+    def wait_for(
+        self,
+        id: str,
+        *,
+        on_progress: Callable[[JobStatus], None] | None = None,
+        progress: bool | None = None,
+        poll_s: float = WAIT_POLL_S,
+        max_poll_s: float = WAIT_MAX_POLL_S,
+        timeout_s: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> JobStatus:
+        """Waits until job ``id`` completes and answers its final status (polling with backoff; a
+        tqdm bar when tqdm is installed and stderr is a terminal, or ``progress=True``).
+
+        :raises FlowfleetError: ``CLIENT_JOB_FAILED`` (the server's envelope in
+            ``details["error"]``), ``CLIENT_TIMEOUT``, ``CLIENT_ABORTED``, and those of :meth:`status`
+        """
+        return wait_for_job(
+            self,
+            id,
+            on_progress=on_progress,
+            progress=progress,
+            poll_s=poll_s,
+            max_poll_s=max_poll_s,
+            timeout_s=timeout_s,
+            cancel=cancel,
+        )
+
+    def get_result(self, id: str, *, call: Call | None = None) -> RolloutFile:
+        """A completed rollout's result, read as RolloutFile v1 into numpy arrays.
+
+        :raises FlowfleetError: ``API_RESULT_NOT_FOUND``, ``API_JOB_NOT_FOUND``,
+            ``FMT_SAFETENSORS_INVALID``, ``FMT_ROLLOUT_INVALID``, transport codes
+        """
+        return read_rollout_file(self.get_result_bytes(id, call=call))
+
+    def get_result_bytes(self, id: str, *, call: Call | None = None) -> bytes:
+        """A completed rollout's safetensors bytes. :raises FlowfleetError: as :meth:`get_result`"""
+        return self._http.read_bytes("GET", f"/v1/rollouts/{_segment(id)}/result", call=call)
+
+    def upload_results(
+        self, id: str, summary: bytes, result: bytes, *, call: Call | None = None
+    ) -> ResultUpload:
+        """Stores job ``id``'s ``summary.json`` and ``result.safetensors`` in one request (worker
+        role); written once: ``created``, or ``unchanged`` for the same bytes again.
+
+        :raises FlowfleetError: ``API_RESULT_CONFLICT``, ``API_JOB_NOT_FOUND``,
+            ``API_BLOB_TOO_LARGE``, ``API_INVALID_BODY``, transport codes
+        """
+        return cast(
+            ResultUpload,
+            self._http.request_json(
+                "PUT",
+                f"/v1/results/{_segment(id)}",
+                schema.RESULT_UPLOAD,
+                idempotent=True,
+                content=bytes(summary) + bytes(result),
+                headers={SUMMARY_BYTES_HEADER: str(len(summary))},
+                call=call,
+            ),
+        )
+
+    # The fleet.
+
+    def fleet(self, *, call: Call | None = None) -> Fleet:
+        """Every registered worker, live and dead. :raises FlowfleetError: transport codes"""
+        return cast(Fleet, self._get("/v1/fleet", schema.FLEET, call))
+
+    def matrix(self, *, call: Call | None = None) -> Matrix:
+        """The capability matrix with lane backlog and capacity. :raises FlowfleetError: transport codes"""
+        return cast(Matrix, self._get("/v1/fleet/matrix", schema.MATRIX, call))
+
+    def lanes(self, *, call: Call | None = None) -> Lanes:
+        """Every recorded lane. :raises FlowfleetError: transport codes"""
+        return cast(Lanes, self._get("/v1/lanes", schema.LANES, call))
+
+    def health(self, *, call: Call | None = None) -> Health:
+        """Liveness and Redis reachability.
+
+        :raises FlowfleetError: ``COORD_REDIS_UNAVAILABLE``, transport codes
+        """
+        return cast(Health, self._get("/healthz", schema.HEALTH, call))
+
+    def metrics(self, *, call: Call | None = None) -> str:
+        """The Prometheus metrics text. :raises FlowfleetError: transport codes"""
+        return self._http.read_text("GET", "/metrics", call=call)
+
+    def openapi(self, *, call: Call | None = None) -> dict[str, Any]:
+        """The coordinator's OpenAPI 3.1 document. :raises FlowfleetError: transport codes"""
+        return cast("dict[str, Any]", self._get("/openapi.json", schema.OBJECT, call))
+
+    # Blobs and weights.
+
+    def upload_blob(self, data: bytes, *, call: Call | None = None) -> StoredBlob:
+        """Uploads a blob (e.g. weights) and checks the coordinator's sha256 and size against the
+        bytes sent. :raises FlowfleetError: ``CLIENT_BLOB_MISMATCH``, ``API_BLOB_TOO_LARGE``, transport codes
+        """
+        data = bytes(data)
+        local = hashlib.sha256(data).hexdigest()
+        stored = cast(
+            StoredBlob,
+            self._http.request_json(
+                "PUT", "/v1/blobs", schema.STORED_BLOB, idempotent=True, content=data, call=call
+            ),
+        )
+        if stored["sha256"] != local or stored["sizeBytes"] != len(data):
+            raise FlowfleetError(
+                "CLIENT_BLOB_MISMATCH",
+                f"the coordinator stored {stored['sha256']} ({stored['sizeBytes']} bytes) for bytes "
+                f"whose sha256 is {local} ({len(data)} bytes)",
+                {"expected": {"sha256": local, "sizeBytes": len(data)}, "received": dict(stored)},
+            )
+        return stored
+
+    def download_blob(self, sha256: str, *, call: Call | None = None) -> bytes:
+        """A blob's bytes, sha256 checked.
+
+        :raises FlowfleetError: ``CLIENT_BLOB_MISMATCH``, ``API_BLOB_NOT_FOUND``, transport codes
+        """
+        data = self.get_blob_bytes(sha256, call=call)
+        local = hashlib.sha256(data).hexdigest()
+        if local != sha256:
+            raise FlowfleetError(
+                "CLIENT_BLOB_MISMATCH",
+                f"blob {sha256} arrived as {local}",
+                {"expected": {"sha256": sha256}, "received": {"sha256": local, "sizeBytes": len(data)}},
+            )
+        return data
+
+    def get_blob_bytes(self, sha256: str, *, call: Call | None = None) -> bytes:
+        """A blob's bytes as stored, unchecked.
+
+        :raises FlowfleetError: ``API_BLOB_NOT_FOUND``, transport codes
+        """
+        return self._http.read_bytes("GET", f"/v1/blobs/{_segment(sha256)}", call=call)
+
+    def sync_weights(
+        self, component: str, version: int, sha256: str, *, call: Call | None = None
+    ) -> SyncAccepted:
+        """Makes an uploaded blob the next weight version of ``component`` (recorded, broadcast).
+        Sent once (a retry could meet ``API_STALE_VERSION``) unless the connection was refused.
+
+        :raises FlowfleetError: ``API_STALE_VERSION``, ``API_BLOB_NOT_FOUND``, ``API_INVALID_BODY``,
+            transport codes
+        """
+        return cast(
+            SyncAccepted,
+            self._http.request_json(
+                "POST",
+                f"/v1/weights/{_segment(component)}/sync",
+                schema.SYNC_ACCEPTED,
+                idempotent=False,
+                json_body={"version": version, "sha256": sha256},
+                call=call,
+            ),
+        )
+
+    def weights(self, component: str, *, limit: int | None = None, call: Call | None = None) -> WeightReport:
+        """A component's current version and its newest ``limit`` versions (default 20, at most
+        100) with each worker's ack. :raises FlowfleetError: ``API_INVALID_PARAMS``, transport codes
+        """
+        query = "" if limit is None else f"?limit={int(check_positive(limit, 'limit', integer=True))}"
+        return cast(
+            WeightReport, self._get(f"/v1/weights/{_segment(component)}{query}", schema.WEIGHT_REPORT, call)
+        )
+
+    def wait_for_sync(
+        self,
+        component: str,
+        version: int,
+        *,
+        min_workers: int | None = None,
+        timeout_s: float = SYNC_TIMEOUT_S,
+        poll_s: float = SYNC_POLL_S,
+        on_update: Callable[[SyncProgress], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> SyncProgress:
+        """Waits until ``version`` of ``component`` is loaded (ack ``ok``) by every live worker (at
+        least one), or by ``min_workers`` live workers.
+
+        :raises FlowfleetError: ``CLIENT_SYNC_FAILED``, ``CLIENT_UNKNOWN_VERSION``,
+            ``CLIENT_TIMEOUT``, ``CLIENT_ABORTED``, ``CLIENT_INVALID_OPTIONS``, transport codes
+        """
+        return wait_for_sync(
+            self,
+            component,
+            version,
+            min_workers=min_workers,
+            timeout_s=timeout_s,
+            poll_s=poll_s,
+            on_update=on_update,
+            cancel=cancel,
+        )
+
+    def push_weights(
+        self,
+        weights: WeightsSource,
+        *,
+        component: str = "dit",
+        version: int | None = None,
+        dtype: str | None = None,
+        min_workers: int | None = None,
+        timeout_s: float = SYNC_TIMEOUT_S,
+        on_update: Callable[[SyncProgress], None] | None = None,
+    ) -> PushedWeights:
+        """Uploads weights (a safetensors path or bytes, or a ``state_dict`` of torch tensors or
+        numpy arrays, F32/F16/BF16, cast to ``dtype`` when given), syncs them as ``version``
+        (default: the current version + 1) and waits until every live worker (or ``min_workers``)
+        acked it ``ok``.
+
+        :raises FlowfleetError: those of :func:`~flowfleet.weights.weights_bytes`,
+            :meth:`upload_blob`, :meth:`sync_weights` and :meth:`wait_for_sync`
+        """
+        data = weights_bytes(weights, dtype)
+        if version is None:
+            version = (self.weights(component, limit=1)["current"] or 0) + 1
+        stored = self.upload_blob(data)
+        accepted = self.sync_weights(component, version, stored["sha256"])
+        progress = self.wait_for_sync(
+            component, version, min_workers=min_workers, timeout_s=timeout_s, on_update=on_update
+        )
+        return PushedWeights(component, version, stored["sha256"], stored["sizeBytes"], accepted, progress)
+
+    def _get(self, path: str, check: schema.Check, call: Call | None) -> Any:
+        return self._http.request_json("GET", path, check, idempotent=True, call=call)
+
+
+__all__ = ["Client", "PushedWeights", "DEFAULT_RETRY", "DEFAULT_TIMEOUT_S"]

@@ -1,0 +1,146 @@
+"""Typed views of the coordinator's JSON answers (protocol's schemas; apps/coordinator/README.md).
+
+They are plain dicts at run time: the client checks the fields named here (``_schema.py``) and
+keeps any other key a newer coordinator adds.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Literal, TypedDict
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired
+# Before 3.11 the name is only ever read inside (postponed, never evaluated) annotations.
+
+JobState = Literal["queued", "active", "completed", "failed"]
+SyncStatus = Literal["ok", "refused", "failed"]
+VersionStatus = Literal["pending", "loaded", "failed", "superseded"]
+
+
+class ErrorEnvelope(TypedDict):
+    code: str
+    message: str
+    details: NotRequired[Any]
+
+
+class EnqueuedRollout(TypedDict):
+    id: str
+    lane: str
+    status: Literal["queued"]
+    eligibleWorkers: int
+
+
+class JobProgress(TypedDict):
+    step: int
+    steps: int
+
+
+class JobStatus(TypedDict):
+    id: str
+    lane: str
+    status: JobState
+    progress: JobProgress
+    attempts: int
+    createdAt: str
+    error: NotRequired[ErrorEnvelope]
+    worker: NotRequired[str]
+    startedAt: NotRequired[str]
+    finishedAt: NotRequired[str]
+    #: RolloutFile v1 § 5 (present once completed).
+    summary: NotRequired[dict[str, Any]]
+
+
+class StoredBlob(TypedDict):
+    sha256: str
+    sizeBytes: int
+
+
+class ResultUpload(TypedDict):
+    id: str
+    sha256: str
+    sizeBytes: int
+    status: Literal["created", "unchanged"]
+    summary: Literal["created", "kept"]
+
+
+class SyncAccepted(TypedDict):
+    component: str
+    version: int
+    sha256: str
+    sizeBytes: int
+    previous: int | None
+    streamId: str
+
+
+class WeightVersionReport(TypedDict):
+    sha256: str
+    sizeBytes: int
+    syncedAt: str
+    status: VersionStatus
+    acks: dict[str, SyncStatus]
+    reasons: dict[str, str]
+
+
+class WeightReport(TypedDict):
+    component: str
+    current: int | None
+    versions: dict[str, WeightVersionReport]
+
+
+class FleetWorker(TypedDict):
+    workerId: str
+    alive: bool
+    host: str
+    pid: int
+    platform: dict[str, Any]
+    version: str
+    startedAt: str
+    concurrency: int
+    activeJobs: int
+    lastHeartbeatAt: str | None
+    lanes: list[str]
+    models: list[str]
+    weights: dict[str, int]
+    kernels: dict[str, int]
+    components: dict[str, int]
+
+
+class Fleet(TypedDict):
+    live: int
+    dead: int
+    workers: list[FleetWorker]
+
+
+class LaneCapacity(TypedDict):
+    lane: str
+    requirements: dict[str, Any]
+    createdAt: str
+    backlog: int
+    counts: dict[str, int]
+    eligibleWorkers: list[str]
+    capacity: int
+
+
+class MatrixCell(TypedDict):
+    registry: Literal["kernel", "component"]
+    name: str
+    device: str
+    arch: NotRequired[str]
+    variant: str
+    liveWorkers: int
+
+
+class Matrix(TypedDict):
+    liveWorkers: int
+    cells: list[MatrixCell]
+    lanes: list[LaneCapacity]
+
+
+class Lanes(TypedDict):
+    lanes: list[LaneCapacity]
+
+
+class Health(TypedDict):
+    status: Literal["ok"]
+    redis: Literal["up"]
