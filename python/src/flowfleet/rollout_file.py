@@ -79,6 +79,10 @@ def _record_rules() -> dict[str, Callable[[object], bool]]:
 
 _RECORD_RULES = _record_rules()
 
+#: Optional keys of § 3.1 with a known meaning: checked when present.
+CFG_RULES = ("unless-one", "above-one")
+_OPTIONAL_RULES: dict[str, Callable[[object], bool]] = {"cfgRule": lambda v: v in CFG_RULES}
+
 
 def check_record(value: object) -> dict[str, Any]:
     """Checks a record (``__metadata__.rollout``, parsed) against § 3.1; added fields are kept.
@@ -91,6 +95,11 @@ def check_record(value: object) -> dict[str, Any]:
         if key not in value or not rule(value[key]):
             problem = "is missing" if key not in value else "has the wrong type or range"
             raise rollout_invalid("rollout-schema", f"__metadata__.rollout {key} {problem}", path=key)
+    for key, rule in _OPTIONAL_RULES.items():
+        if key in value and not rule(value[key]):
+            raise rollout_invalid(
+                "rollout-schema", f"__metadata__.rollout {key} has the wrong type or range", path=key
+            )
     for key in RESERVED_SUMMARY_KEYS:
         if key in value:
             raise rollout_invalid(

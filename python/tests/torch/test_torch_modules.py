@@ -7,11 +7,12 @@ import math
 
 import pytest
 import torch
+
+from flowfleet import FlowfleetError
 from flowfleet.torch import (
     PAD_TOKEN,
     WAN21_MINI,
     Wan21DiT,
-    Wan21Error,
     Wan21TextEncoder,
     dit_batch,
     rope_axis_pairs,
@@ -118,10 +119,21 @@ def test_refusals_carry_the_fleet_codes(models) -> None:
         (lambda: te(torch.full((1, 16), 257)), "tokens"),
     ]
     for run, field in cases:
-        with pytest.raises(Wan21Error) as refused:
+        with pytest.raises(FlowfleetError) as refused:
             run()
         assert refused.value.code == "MODEL_INPUT_INVALID"
         assert refused.value.details["input"] == field
-    with pytest.raises(Wan21Error) as bad:
+    with pytest.raises(FlowfleetError) as bad:
         WAN21_MINI.with_overrides(heads=3)
     assert bad.value.code == "MODEL_CONFIG_INVALID" and bad.value.details["field"] == "dim"
+
+
+def test_the_named_cfg_rule_decides_the_unconditional_branch() -> None:
+    from flowfleet.torch.velocity import uses_cfg
+
+    assert uses_cfg(0.5) and uses_cfg(4.5) and not uses_cfg(1.0)
+    assert not uses_cfg(0.5, "above-one") and not uses_cfg(1.0, "above-one")
+    assert uses_cfg(4.5, "above-one")
+    with pytest.raises(FlowfleetError) as refused:
+        uses_cfg(2.0, "always")
+    assert refused.value.code == "MODEL_INVALID_REQUEST"

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 import torch
-from flowfleet.torch import WAN21_MINI, Wan21Config, tokenize, velocity
 from safetensors.torch import load_file
 from torch_cases import (
     ForwardCase,
@@ -32,6 +31,8 @@ from torch_cases import (
     torch_init,
 )
 from torch_fleet import figures, run_job
+
+from flowfleet.torch import WAN21_MINI, Wan21Config, tokenize, velocity
 
 CUSTOM = {
     "inChannels": 3,
@@ -133,8 +134,7 @@ def _run(
     first = run_job(config, init, workdir)
     cfg = Wan21Config.from_ts(first.config)
     weights = {
-        f"init{s}": modules(cfg, workdir / f"init{s}.dit", workdir / f"init{s}.text_encoder")
-        for s in seeds
+        f"init{s}": modules(cfg, workdir / f"init{s}.dit", workdir / f"init{s}.text_encoder") for s in seeds
     }
     weights["torch5"] = torch_init(cfg, 5, workdir)
     base = weights[f"init{seeds[-1]}"]
@@ -151,12 +151,10 @@ def _run(
     for name, fcase in forwards.items():
         inputs[name] = fcase.write_inputs(cfg, workdir / f"{name}.in")
         ws = weights[fcase.weights]
-        tasks.append(
-            forward_task(ws.dit_path, ws.te_path, workdir / f"{name}.in", workdir / f"{name}.out")
-        )
+        tasks.append(forward_task(ws.dit_path, ws.te_path, workdir / f"{name}.in", workdir / f"{name}.out"))
     second = run_job(config, tasks, workdir)
     assert not set(rollouts) & set(forwards), "case names must be unique"
-    info = dict(zip(list(rollouts) + list(forwards), second.results))
+    info = dict(zip(list(rollouts) + list(forwards), second.results, strict=False))
     return Parity(
         cfg,
         second.tolerance,

@@ -9,6 +9,10 @@ from typing import Any
 
 import pytest
 import torch
+from safetensors.torch import load_file, save_file
+from torch_cases import ForwardCase, forward_task
+from torch_fleet import JobResult, figures, run_job, save_weights
+
 from flowfleet.torch import (
     WAN21_1_3B,
     WAN21_MINI,
@@ -17,9 +21,6 @@ from flowfleet.torch import (
     Wan21TextEncoder,
     load_fleet_weights,
 )
-from safetensors.torch import load_file, save_file
-from torch_cases import ForwardCase, forward_task
-from torch_fleet import JobResult, figures, run_job, save_weights
 
 DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
 CUSTOM = WAN21_MINI.with_overrides(in_channels=3, patch=(2, 2, 2), dim=96, heads=6, layers=3)
@@ -121,9 +122,7 @@ def test_blobs_load_back_to_the_cast_values(round_trip: dict[str, Any], name: st
 
 
 @pytest.mark.parametrize("name", ["F16", "BF16"])
-def test_the_fleet_decodes_half_blobs_as_torch_widens_them(
-    round_trip: dict[str, Any], name: str
-) -> None:
+def test_the_fleet_decodes_half_blobs_as_torch_widens_them(round_trip: dict[str, Any], name: str) -> None:
     """ort-cpu forwards on the fleet-decoded half blobs match torch on the same blobs."""
     paths, inputs = round_trip["paths"], round_trip["inputs"]
     out = load_file(str(round_trip["dir"] / f"forward.{name}"))

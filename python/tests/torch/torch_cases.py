@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from flowfleet.torch import Wan21Config, Wan21DiT, Wan21TextEncoder, tokenize
 from safetensors.torch import load_file, save_file
 from torch_fleet import save_weights
+
+from flowfleet.torch import Wan21Config, Wan21DiT, Wan21TextEncoder, tokenize
 
 
 @dataclass

@@ -9,7 +9,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import torch
 from safetensors.torch import save_file
@@ -17,7 +17,7 @@ from safetensors.torch import save_file
 REPO = Path(__file__).resolve().parents[3]
 SCRIPT = "scripts/forward-wan21.ts"
 
-ConfigSpec = Union[str, Mapping[str, Any]]
+ConfigSpec = str | Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -64,9 +64,7 @@ class Figures:
 
     def passes(self, tolerance: Mapping[str, float], amplification: float = 1.0) -> bool:
         """``within``'s rule: max-abs ≤ atol·amplification or max-rel ≤ rtol."""
-        return (
-            self.max_abs <= tolerance["atol"] * amplification or self.max_rel <= tolerance["rtol"]
-        )
+        return self.max_abs <= tolerance["atol"] * amplification or self.max_rel <= tolerance["rtol"]
 
     def __str__(self) -> str:
         return (

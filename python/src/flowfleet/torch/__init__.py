@@ -5,7 +5,6 @@ the RoPE tables, and the per-step velocity with the card's batching and CFG conv
 
 from .config import PAD_TOKEN, WAN21_1_3B, WAN21_MINI, Wan21Config
 from .dit import Wan21DiT, timestep_sinusoid
-from .errors import Wan21Error
 from .rope import apply_rope, rope_axis_pairs, rope_tables
 from .text_encoder import Wan21TextEncoder
 from .tokenize import tokenize
@@ -19,7 +18,6 @@ __all__ = [
     "DitBatch",
     "Wan21Config",
     "Wan21DiT",
-    "Wan21Error",
     "Wan21TextEncoder",
     "apply_rope",
     "cfg_combine",

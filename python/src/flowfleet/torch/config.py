@@ -10,14 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from .errors import Wan21Error
+from ..errors import FlowfleetError
 
 #: The pad token id of the byte tokenizer (256 bytes + this id make the vocabulary).
 PAD_TOKEN = 256
 
 
-def _invalid(message: str, field: str) -> Wan21Error:
-    return Wan21Error("MODEL_CONFIG_INVALID", message, {"field": field})
+def _invalid(message: str, field: str) -> FlowfleetError:
+    return FlowfleetError("MODEL_CONFIG_INVALID", message, {"field": field})
 
 
 @dataclass(frozen=True)
@@ -97,10 +97,9 @@ def _plain(value: Any) -> Any:
 def validate(config: Wan21Config) -> Wan21Config:
     """The TS ``validateWan21Config`` checks.
 
-    Raises :class:`Wan21Error` ``MODEL_CONFIG_INVALID`` naming the field."""
+    Raises :class:`FlowfleetError` ``MODEL_CONFIG_INVALID`` naming the field."""
     sizes = (
-        "in_channels out_channels dim ffn_dim freq_dim heads layers "
-        "text_dim text_len text_vocab text_hidden"
+        "in_channels out_channels dim ffn_dim freq_dim heads layers text_dim text_len text_vocab text_hidden"
     ).split()
     for field in sizes:
         value = getattr(config, field)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..errors import FlowfleetError
 from .config import WAN21_MINI, Wan21Config
-from .errors import Wan21Error
 from .layers import Block, Head, gelu_mlp
 from .rope import rope_tables
 
@@ -22,9 +22,7 @@ def timestep_sinusoid(timestep: torch.Tensor, freq_dim: int, dtype: torch.dtype)
     float32 angle at t ≈ 1000 would be off by ~3e-5). t is first rounded to float32, the dtype of
     the ONNX ``timestep`` input."""
     half = freq_dim // 2
-    omega = torch.pow(
-        10000.0, -torch.arange(half, dtype=torch.float64, device=timestep.device) / half
-    )
+    omega = torch.pow(10000.0, -torch.arange(half, dtype=torch.float64, device=timestep.device) / half)
     t = timestep.detach().to(torch.float32).to(torch.float64)
     angles = t[:, None] * omega[None, :]
     return torch.cat([angles.cos(), angles.sin()], dim=-1).to(dtype)
@@ -42,9 +40,7 @@ class Wan21DiT(nn.Module):
             config.in_channels, dim, kernel_size=config.patch, stride=config.patch
         )
         self.text_embedding = gelu_mlp(config.text_dim, dim, dim)
-        self.time_embedding = nn.Sequential(
-            nn.Linear(config.freq_dim, dim), nn.SiLU(), nn.Linear(dim, dim)
-        )
+        self.time_embedding = nn.Sequential(nn.Linear(config.freq_dim, dim), nn.SiLU(), nn.Linear(dim, dim))
         self.time_projection = nn.Sequential(nn.SiLU(), nn.Linear(dim, 6 * dim))
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.layers))
         self.head = Head(config)
@@ -62,37 +58,35 @@ class Wan21DiT(nn.Module):
     def _check(self, latent: torch.Tensor, timestep: torch.Tensor, context: torch.Tensor) -> None:
         cfg = self.config
         if latent.dim() != 5 or latent.shape[1] != cfg.in_channels:
-            raise Wan21Error(
+            raise FlowfleetError(
                 "MODEL_INPUT_INVALID",
                 f"latent must be [B, {cfg.in_channels}, F, H, W]",
                 {"input": "latent", "dims": list(latent.shape)},
             )
-        if any(size % p for size, p in zip(latent.shape[2:], cfg.patch)):
-            raise Wan21Error(
+        if any(size % p for size, p in zip(latent.shape[2:], cfg.patch, strict=False)):
+            raise FlowfleetError(
                 "MODEL_INPUT_INVALID",
                 "latent frames/height/width must be multiples of the patch",
                 {"input": "latent", "dims": list(latent.shape), "patch": list(cfg.patch)},
             )
         batch = latent.shape[0]
         if timestep.shape != (batch,):
-            raise Wan21Error(
+            raise FlowfleetError(
                 "MODEL_INPUT_INVALID",
                 "timestep must have one value per sample",
                 {"input": "timestep", "dims": list(timestep.shape), "batch": batch},
             )
         if context.dim() != 3 or context.shape[0] != batch or context.shape[2] != cfg.text_dim:
-            raise Wan21Error(
+            raise FlowfleetError(
                 "MODEL_INPUT_INVALID",
                 f"context must be [B, L, {cfg.text_dim}]",
                 {"input": "context", "dims": list(context.shape), "batch": batch},
             )
 
-    def forward(
-        self, latent: torch.Tensor, timestep: torch.Tensor, context: torch.Tensor
-    ) -> torch.Tensor:
+    def forward(self, latent: torch.Tensor, timestep: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
         """The velocity [B, C, F, H, W] of ``latent`` at ``timestep`` [B] given ``context``
         [B, L, text_dim]; inputs are cast to the module's dtype.
-        Raises :class:`Wan21Error` ``MODEL_INPUT_INVALID`` for dims that do not fit the config."""
+        Raises :class:`FlowfleetError` ``MODEL_INPUT_INVALID`` for dims that do not fit the config."""
         timestep = torch.as_tensor(timestep, device=latent.device).reshape(-1)
         self._check(latent, timestep, context)
         dtype = self.patch_embedding.weight.dtype

@@ -42,9 +42,7 @@ def modulate(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor) -> torch
 
 def gelu_mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
     """Linear → GELU (tanh approximation) → Linear, named ``.0`` and ``.2`` as in Wan."""
-    return nn.Sequential(
-        nn.Linear(in_dim, hidden), nn.GELU(approximate="tanh"), nn.Linear(hidden, out_dim)
-    )
+    return nn.Sequential(nn.Linear(in_dim, hidden), nn.GELU(approximate="tanh"), nn.Linear(hidden, out_dim))
 
 
 class Attention(nn.Module):

@@ -23,7 +23,7 @@ def rope_angles(config: Wan21Config, grid: tuple[int, int, int]) -> torch.Tensor
     with θ_k = 10000^(−k/c_axis) for k < c_axis."""
     f, h, w = grid
     columns = []
-    for size, pairs in zip((f, h, w), rope_axis_pairs(config)):
+    for size, pairs in zip((f, h, w), rope_axis_pairs(config), strict=False):
         theta = torch.pow(10000.0, -torch.arange(pairs, dtype=torch.float64) / pairs)
         columns.append(torch.arange(size, dtype=torch.float64)[:, None] * theta[None, :])
     fa, ha, wa = columns

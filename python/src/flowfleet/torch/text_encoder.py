@@ -11,8 +11,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..errors import FlowfleetError
 from .config import WAN21_MINI, Wan21Config
-from .errors import Wan21Error
 from .layers import gelu_mlp, layer_norm
 
 
@@ -35,17 +35,17 @@ class Wan21TextEncoder(nn.Module):
         self.text_encoder = TextEncoderLayers(config)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Raises :class:`Wan21Error` ``MODEL_INPUT_INVALID`` for a wrong token count or an id
+        """Raises :class:`FlowfleetError` ``MODEL_INPUT_INVALID`` for a wrong token count or an id
         outside the vocabulary (as the TS reference does)."""
         cfg = self.config
         if tokens.dim() != 2 or tokens.shape[1] != cfg.text_len or tokens.shape[0] == 0:
-            raise Wan21Error(
+            raise FlowfleetError(
                 "MODEL_INPUT_INVALID",
                 f"tokens must be [B, {cfg.text_len}]",
                 {"input": "tokens", "dims": list(tokens.shape), "textLen": cfg.text_len},
             )
         if tokens.is_floating_point() or tokens.min() < 0 or tokens.max() >= cfg.text_vocab:
-            raise Wan21Error(
+            raise FlowfleetError(
                 "MODEL_INPUT_INVALID",
                 "token ids must be integers in the vocabulary",
                 {"input": "tokens", "textVocab": cfg.text_vocab},

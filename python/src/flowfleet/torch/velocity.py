@@ -3,29 +3,38 @@
 ``packages/models/src/cards/wan21/denoise-loop.ts`` encodes the prompts once, then every denoise
 step runs one DiT forward on the batch [uncond ×G, cond ×G] (CFG) or [cond ×G], with the same
 t = 1000·σ_i (float32) on every row, and combines v = v_u + w·(v_c − v_u) in float64 rounded to
-float32 (``cfgCombine``). CFG runs whenever w ≠ 1 (the card's rule today); the unconditional
-prompt is the request's negative prompt, the empty prompt by default.
+float32 (``cfgCombine``). Whether CFG runs its unconditional branch is the request's named rule
+(RolloutFile v1's ``cfgRule``): ``unless-one`` for every w ≠ 1 (the default), ``above-one`` only for
+w > 1 (diffusers, flow_grpo); the unconditional prompt is the request's negative prompt, the
+empty prompt by default.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 import torch
 
+from ..errors import FlowfleetError
 from .config import Wan21Config
 from .dit import Wan21DiT
-from .errors import Wan21Error
 from .text_encoder import Wan21TextEncoder
 from .tokenize import tokenize
 
-Timestep = Union[float, torch.Tensor]
+Timestep = float | torch.Tensor
 
 
-def uses_cfg(guidance_scale: float) -> bool:
-    """The card's CFG rule: the unconditional branch runs whenever the scale is not 1."""
-    return guidance_scale != 1
+CFG_RULES = ("unless-one", "above-one")
+
+
+def uses_cfg(guidance_scale: float, cfg_rule: str = "unless-one") -> bool:
+    """Whether CFG runs its unconditional branch for scale ``guidance_scale`` under ``cfg_rule``
+    (``unless-one``: w ≠ 1; ``above-one``: w > 1), as the fleet's cards decide it."""
+    if cfg_rule not in CFG_RULES:
+        raise FlowfleetError(
+            "MODEL_INVALID_REQUEST", f"cfgRule must be one of {CFG_RULES}", {"cfgRule": cfg_rule}
+        )
+    return guidance_scale > 1 if cfg_rule == "above-one" else guidance_scale != 1
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,7 @@ def _rows(ids: torch.Tensor, group: int, config: Wan21Config, name: str) -> torc
     if ids.dim() == 1:
         ids = ids.unsqueeze(0)
     if ids.dim() != 2 or ids.shape[1] != config.text_len or ids.shape[0] not in (1, group):
-        raise Wan21Error(
+        raise FlowfleetError(
             "MODEL_INPUT_INVALID",
             f"{name} must be [{config.text_len}] or [G, {config.text_len}] with G = {group}",
             {"input": name, "dims": list(ids.shape), "group": group},
@@ -54,9 +63,7 @@ def _rows(ids: torch.Tensor, group: int, config: Wan21Config, name: str) -> torc
 
 def _encode(text_encoder: Wan21TextEncoder, ids: torch.Tensor, group: int) -> torch.Tensor:
     """Context [G, L, text_dim]: each distinct row encoded once, then broadcast (as the loop)."""
-    return text_encoder(ids.to(text_encoder.text_encoder.pos_embedding.device)).expand(
-        group, -1, -1
-    )
+    return text_encoder(ids.to(text_encoder.text_encoder.pos_embedding.device)).expand(group, -1, -1)
 
 
 def dit_batch(
@@ -67,18 +74,19 @@ def dit_batch(
     *,
     guidance_scale: float,
     negative_ids: torch.Tensor | None = None,
+    cfg_rule: str = "unless-one",
     cfg: bool | None = None,
 ) -> DitBatch:
     """The forward batch of one denoise step: latents [G, C, F, H, W] (duplicated under CFG),
     the timestep on every row, and the encoded context [uncond ×G, cond ×G] or [cond ×G].
 
     ``timestep`` is t = 1000·σ, a scalar or [G]; ``prompt_ids``/``negative_ids`` are byte ids
-    [L] or [G, L] (``negative_ids`` defaults to the empty prompt). ``cfg`` overrides the rule
-    :func:`uses_cfg` applies to ``guidance_scale``.
+    [L] or [G, L] (``negative_ids`` defaults to the empty prompt). ``cfg_rule`` is the rollout's
+    (its file records it); ``cfg`` overrides what :func:`uses_cfg` decides.
     """
     config = text_encoder.config
     group = latents.shape[0]
-    cfg = uses_cfg(guidance_scale) if cfg is None else cfg
+    cfg = uses_cfg(guidance_scale, cfg_rule) if cfg is None else cfg
     cond = _rows(prompt_ids, group, config, "prompt_ids")
     t = torch.as_tensor(timestep, dtype=torch.float64, device=latents.device)
     t = t.reshape(-1).expand(group) if t.numel() == 1 else t.reshape(group)
@@ -107,6 +115,7 @@ def velocity(
     *,
     guidance_scale: float,
     negative_ids: torch.Tensor | None = None,
+    cfg_rule: str = "unless-one",
     cfg: bool | None = None,
 ) -> torch.Tensor:
     """The velocity [G, C, F, H, W] the fleet's denoise step uses for latents x_i at t_i:
@@ -119,6 +128,7 @@ def velocity(
         prompt_ids,
         guidance_scale=guidance_scale,
         negative_ids=negative_ids,
+        cfg_rule=cfg_rule,
         cfg=cfg,
     )
     out = dit(batch.latent, batch.timestep, batch.context)
