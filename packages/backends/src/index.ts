@@ -1,14 +1,6 @@
-export { resolveRegistries } from './backend-registries.js';
-export type { BackendRegistries, ResolvedRegistries } from './backend-registries.js';
-export { CPU_BACKEND_ARCH, CPU_BACKEND_SOURCE, registerCpuBackend } from './cpu-backend.js';
-export { ortBindingPath } from './ort-binding-path.js';
-export {
-  declareOrtCells,
-  HOST_ORT_FACTS,
-  ORT_CELL_PROVIDERS,
-  ORT_PARITY_TOLERANCE,
-  ortAvailability,
-} from './ort-cells.js';
+export type { BackendRegistries } from './backend-registries.js';
+export { registerCpuBackend } from './cpu-backend.js';
+export { declareOrtCells, ORT_PARITY_TOLERANCE } from './ort-cells.js';
 export type {
   DeclareOrtCellsOptions,
   OrtCellProvider,
@@ -16,9 +8,9 @@ export type {
   OrtProbeResult,
   OrtProviderBuilder,
 } from './ort-cells.js';
-export { isOrtLoadStarted, loadOrt } from './ort/load-ort.js';
+export { loadOrt } from './ort/load-ort.js';
 export type { Ort } from './ort/load-ort.js';
-export { ORT_PROVIDERS, ortSessionOptions } from './ort/session-options.js';
+export { ortSessionOptions } from './ort/session-options.js';
 export type { OrtProvider, OrtSessionSettings } from './ort/session-options.js';
 export { OrtSessions } from './ort/ort-sessions.js';
 export type {

@@ -1,42 +1,15 @@
-// The error base and code table live in the leaf package @flowfleet/errors so that registry and
-// platform can raise coded errors without depending on zod (ADR 002); protocol re-exports them as
-// part of the wire contract.
-export { ERROR_CODES, FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
-export type { ErrorCode, ErrorCodeInfo, ErrorEnvelope } from '@flowfleet/errors';
+// The error base and code table live in the leaf package @flowfleet/errors (ADR 002); import them
+// from there. These two are re-exported only because apps/worker still imports them from protocol.
+export { isFlowfleetError } from '@flowfleet/errors';
+export type { ErrorCode } from '@flowfleet/errors';
 export { ErrorEnvelopeSchema, errorEnvelopeOf } from './error-envelope.js';
 
 export { DEFAULT_LIMITS, LIMIT_NAMES, publishedLimitsOf, resolveLimits } from './limits.js';
 export type { Limits, PublishedLimits } from './limits.js';
 export { FleetLimits } from './fleet-limits.js';
 export type { FleetLimitsOptions } from './fleet-limits.js';
-export {
-  ComponentIdSchema,
-  DEVICES,
-  DeviceSchema,
-  IdSchema,
-  ModelIdSchema,
-  OpIdSchema,
-  SamplerSchema,
-  SeedSchema,
-  Sha256Schema,
-  TimestampSchema,
-  WeightVersionSchema,
-} from './atoms.js';
-export type { Device, Sampler } from './atoms.js';
-export {
-  CpuArchSchema,
-  CudaArchSchema,
-  MinArchSchema,
-  archAtLeast,
-  isArchReachable,
-} from './arch.js';
-export type { MinArch } from './arch.js';
-export {
-  WeightRequirementSchema,
-  WeightRequirementsSchema,
-  isWeightRequirementMet,
-  unmetWeights,
-} from './weight-requirement.js';
+export { ComponentIdSchema, IdSchema, Sha256Schema } from './atoms.js';
+export { isWeightRequirementMet, unmetWeights } from './weight-requirement.js';
 export type {
   ResolvedWeightRequirement,
   ResolvedWeightRequirements,
@@ -44,56 +17,26 @@ export type {
   WeightRequirement,
   WeightRequirements,
 } from './weight-requirement.js';
-export {
-  ConstraintsSchema,
-  DEFAULT_STEPS,
-  LatentShapeSchema,
-  ROLLOUT_DEFAULTS,
-  RolloutRequestSchema,
-  groupLatentElements,
-  rolloutRequestSchema,
-} from './rollout-request.js';
+export { RolloutRequestSchema, rolloutRequestSchema } from './rollout-request.js';
 export type {
   RolloutDefaultsFor,
   RolloutRequestDefaults,
-  Constraints,
-  LatentShape,
   RolloutRequest,
   RolloutRequestInput,
 } from './rollout-request.js';
-export {
-  LANE_PREFIX,
-  RequirementsSchema,
-  canonicalRequirements,
-  isLaneName,
-  laneForRequirements,
-  laneName,
-  requirementsFor,
-  requirementsHash,
-} from './requirements.js';
+export { laneForRequirements, requirementsFor } from './requirements.js';
 export type { ModelCapabilities, Requirements } from './requirements.js';
 export { LaneSpecSchema } from './lane-spec.js';
 export type { LaneSpec } from './lane-spec.js';
-export { ManifestRowSchema, PlatformFactsSchema, WorkerManifestSchema } from './worker-manifest.js';
-export type { ManifestRow, PlatformFacts, WorkerManifest } from './worker-manifest.js';
+export { WorkerManifestSchema } from './worker-manifest.js';
+export type { ManifestRow, WorkerManifest } from './worker-manifest.js';
 export { WorkerHeartbeatSchema } from './worker-heartbeat.js';
 export type { WorkerHeartbeat } from './worker-heartbeat.js';
 export { manifestSatisfies } from './manifest-satisfies.js';
 export type { Satisfaction } from './manifest-satisfies.js';
-export {
-  SyncAckSchema,
-  SyncStatusSchema,
-  WeightSyncSchema,
-  weightSyncSchema,
-} from './weight-sync.js';
+export { SyncAckSchema, WeightSyncSchema, weightSyncSchema } from './weight-sync.js';
 export type { SyncAck, SyncStatus, WeightSync } from './weight-sync.js';
-export {
-  JobProgressSchema,
-  JobStateSchema,
-  JobStatusSchema,
-  JobViewSchema,
-  RolloutListItemSchema,
-} from './job-status.js';
+export { JobProgressSchema, JobStatusSchema, JobViewSchema } from './job-status.js';
 export type { JobProgress, JobState, JobStatus, JobView, RolloutListItem } from './job-status.js';
 export {
   RolloutJobSchema,
@@ -105,7 +48,7 @@ export { laneOfJobId, newRolloutJobId } from './rollout-job-id.js';
 export type { RolloutJob, RolloutJobOptions } from './rollout-job.js';
 export { fleetKeyPart, fleetKeys } from './fleet-keys.js';
 export type { FleetKeys } from './fleet-keys.js';
-export { formatPath, parseOrThrow, validationError } from './parse-or-throw.js';
+export { parseOrThrow, validationError } from './parse-or-throw.js';
 export type { ValidationDetails, ValidationIssue } from './parse-or-throw.js';
 export { toJsonSchema } from './json-schema.js';
 export type { JsonSchemaOptions } from './json-schema.js';
@@ -139,7 +82,6 @@ export type {
   OpenApiDocument,
   ResultFile,
   ResultUpload,
-  RolloutList,
   StoredBlob,
   SyncAccepted,
   WeightReport,

@@ -12,10 +12,8 @@ export type {
 } from './tuple-registry.js';
 export {
   COMPONENTS,
-  COMPONENT_KEY_FIELDS,
   DEFAULT_VARIANT,
   KERNELS,
-  KERNEL_KEY_FIELDS,
   createComponentRegistry,
   createKernelRegistry,
   registerComponent,

@@ -1,8 +1,5 @@
-export { kernelConformanceChecks } from './kernel-conformance.js';
-export type { ConformanceCheck, KernelConformanceOptions } from './kernel-conformance.js';
+export type { KernelConformanceOptions } from './kernel-conformance.js';
 export { runKernelConformance } from './run-kernel-conformance.js';
-export { solverCases } from './solver-cases.js';
-export type { SolverCase, SolverOutput } from './solver-cases.js';
 export { componentConformanceChecks } from './component-conformance.js';
 export type {
   AsyncConformanceCheck,
