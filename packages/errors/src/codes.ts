@@ -33,6 +33,11 @@ export const ERROR_CODES = {
     httpStatus: 500,
     summary: 'A cell is registered under a key that already holds one.',
   },
+  REG_INVALID_WORKSPACE: {
+    source: 'registry',
+    httpStatus: 500,
+    summary: "A kernel's declared workspaceBytes is not a non-negative integer.",
+  },
   PLAT_UNKNOWN_ARCH: {
     source: 'platform',
     httpStatus: 400,
@@ -98,12 +103,6 @@ export const ERROR_CODES = {
     source: 'protocol',
     httpStatus: 400,
     summary: 'A worker manifest fails its schema; details.issues lists each path and problem.',
-  },
-  PROTO_INVALID_SYNC: {
-    source: 'protocol',
-    httpStatus: 400,
-    summary:
-      'A weight sync or sync acknowledgement fails its schema; details.issues lists each path.',
   },
   PROTO_INVALID_JOB: {
     source: 'protocol',
@@ -606,3 +605,23 @@ export const ERROR_CODES = {
 
 /** Every error code, as a closed union. */
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * Codes that were raised once and are not any more. They stay listed so that no new code takes
+ * one of their names (a test holds ERROR_CODES apart from them); docs/errors.md lists them too.
+ */
+export const RETIRED_ERROR_CODES: readonly string[] = Object.freeze([
+  'BACK_ORT_UNKNOWN_WEIGHTS',
+  'BACK_ORT_WORKER_EXITED',
+  'BACK_POOL_CLOSED',
+  'BACK_POOL_CLOSE_FAILED',
+  'CLIENT_RESULT_INVALID',
+  'MODEL_ONNX_MALFORMED',
+  'MODEL_REFERENCE_POOL_CLOSED',
+  'MODEL_REFERENCE_WORKER_EXITED',
+  'MODEL_SAFETENSORS_INVALID',
+  'PROTO_INVALID_SYNC',
+  'RT_INVALID_REQUEST',
+  'RT_RESULT_INVALID',
+  'WORKER_BLOB_FETCH_FAILED',
+]);

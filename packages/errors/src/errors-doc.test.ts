@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from './codes.js';
+import { ERROR_CODES, RETIRED_ERROR_CODES } from './codes.js';
 import { renderErrorsDoc } from './errors-doc.js';
 import { FlowfleetError, isFlowfleetError } from './flowfleet-error.js';
 
@@ -17,6 +17,14 @@ describe('docs/errors.md', () => {
     );
     expect(documented).toEqual(Object.keys(ERROR_CODES));
     for (const code of documented) expect(code).toMatch(/^[A-Z]+_[A-Z0-9_]+$/);
+  });
+
+  it('never gives a live code the name of a retired one', () => {
+    const live = new Set(Object.keys(ERROR_CODES));
+    expect(RETIRED_ERROR_CODES.filter((code) => live.has(code))).toEqual([]);
+    expect(new Set(RETIRED_ERROR_CODES).size).toBe(RETIRED_ERROR_CODES.length);
+    for (const code of RETIRED_ERROR_CODES)
+      expect(readFileSync(DOC, 'utf8')).toContain(`\`${code}\``);
   });
 });
 

@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCodeInfo } from './codes.js';
+import { ERROR_CODES, RETIRED_ERROR_CODES, type ErrorCodeInfo } from './codes.js';
 
 const HEADER = [
   '# Error codes',
@@ -16,10 +16,22 @@ const HEADER = [
 /** The markdown of docs/errors.md, rendered from the code table. */
 export function renderErrorsDoc(
   codes: Readonly<Record<string, ErrorCodeInfo>> = ERROR_CODES,
+  retired: readonly string[] = RETIRED_ERROR_CODES,
 ): string {
   const rows = Object.entries(codes).map(
     ([code, info]) =>
       `| \`${code}\` | ${info.source} | ${info.httpStatus} | ${info.summary.replaceAll('|', '\\|')} |`,
   );
-  return [...HEADER, ...rows, ''].join('\n');
+  const gone = [
+    '',
+    '## Retired codes',
+    '',
+    'No longer raised, and never to be reused: ' +
+      [...retired]
+        .sort()
+        .map((code) => `\`${code}\``)
+        .join(', ') +
+      '.',
+  ];
+  return [...HEADER, ...rows, ...(retired.length > 0 ? gone : []), ''].join('\n');
 }

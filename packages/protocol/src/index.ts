@@ -1,7 +1,4 @@
-// The error base and code table live in the leaf package @flowfleet/errors (ADR 002); import them
-// from there. These two are re-exported only because apps/worker still imports them from protocol.
-export { isFlowfleetError } from '@flowfleet/errors';
-export type { ErrorCode } from '@flowfleet/errors';
+// The error base and code table live in the leaf package @flowfleet/errors (ADR 002).
 export { ErrorEnvelopeSchema, errorEnvelopeOf } from './error-envelope.js';
 
 export { DEFAULT_LIMITS, LIMIT_NAMES, publishedLimitsOf, resolveLimits } from './limits.js';

@@ -1,3 +1,4 @@
+import { FlowfleetError } from '@flowfleet/errors';
 import {
   TupleRegistry,
   type AvailabilityPredicate,
@@ -66,7 +67,7 @@ export interface ComponentRegistration {
 
 /**
  * Declares a kernel at (op, device, arch, variant ?? 'default').
- * @throws FlowfleetError REG_KEY_ARITY, REG_INVALID_KEY, REG_DUPLICATE_CELL
+ * @throws FlowfleetError REG_KEY_ARITY, REG_INVALID_KEY, REG_DUPLICATE_CELL, REG_INVALID_WORKSPACE
  */
 export function registerKernel(
   registration: KernelRegistration,
@@ -74,7 +75,11 @@ export function registerKernel(
 ): Cell<KernelFn> {
   const { op, device, arch, variant = DEFAULT_VARIANT, workspaceBytes } = registration;
   if (!Number.isInteger(workspaceBytes) || workspaceBytes < 0) {
-    throw new RangeError(`workspaceBytes must be a non-negative integer, got ${workspaceBytes}`);
+    throw new FlowfleetError(
+      'REG_INVALID_WORKSPACE',
+      `workspaceBytes must be a non-negative integer, got ${workspaceBytes}`,
+      { details: { op, device, arch, variant, workspaceBytes: String(workspaceBytes) } },
+    );
   }
   return registry.register({
     key: [op, device, arch, variant],

@@ -1,4 +1,5 @@
-import { errorEnvelopeOf, isFlowfleetError, type ErrorCode } from '@flowfleet/protocol';
+import { isFlowfleetError, type ErrorCode } from '@flowfleet/errors';
+import { errorEnvelopeOf } from '@flowfleet/protocol';
 import type { JobFailure } from '../queue/job-queue.js';
 
 /**
