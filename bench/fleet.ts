@@ -10,7 +10,7 @@
 // `--profile` profiles the N = 1 worker and the raw loop (`node --cpu-prof`, every thread) and
 // prints where a rollout's time goes (bench/lib/profile-split.ts) instead of writing fleet.json.
 // Flags: --rounds, --rollouts (per worker per round), --noop-jobs (0: skip), --poll-ms and
-// --max-poll-ms (the trainer's waitFor), --profile; BENCH_BLOB_PARENT puts the blob store there.
+// --max-poll-ms, --long-poll-ms (the trainer's waitFor; 0 polls), --profile; BENCH_BLOB_PARENT puts the blob store there.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +33,7 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string', default: '4' },
     rollouts: { type: 'string', default: '8' },
     'noop-jobs': { type: 'string', default: '300' },
+    'long-poll-ms': { type: 'string', default: '10000' },
     'poll-ms': { type: 'string', default: '25' },
     'max-poll-ms': { type: 'string', default: '100' },
     profile: { type: 'boolean', default: false },
@@ -41,7 +42,11 @@ const { values: flags } = parseArgs({
 const ROUNDS = Number(flags.rounds);
 const PER_WORKER = Number(flags.rollouts);
 const NOOP_JOBS = Number(flags['noop-jobs']);
-const POLLING = { pollMs: Number(flags['poll-ms']), maxPollMs: Number(flags['max-poll-ms']) };
+const POLLING = {
+  longPollMs: Number(flags['long-poll-ms']),
+  pollMs: Number(flags['poll-ms']),
+  maxPollMs: Number(flags['max-poll-ms']),
+};
 const PROFILE = flags.profile;
 const FLEETS = [1, 2] as const;
 const WIDEST = Math.max(...FLEETS);
@@ -155,7 +160,7 @@ await runBench(async (teardown) => {
     ),
   ];
   console.log(
-    `${ROUNDS} rounds × ${PER_WORKER} rollouts per worker; trainer polls ${POLLING.pollMs}–${POLLING.maxPollMs} ms; load average ${loadBefore.join(' ')}`,
+    `${ROUNDS} rounds × ${PER_WORKER} rollouts per worker; trainer ${POLLING.longPollMs > 0 ? `long-polls (${POLLING.longPollMs} ms)` : `polls ${POLLING.pollMs}–${POLLING.maxPollMs} ms`}; load average ${loadBefore.join(' ')}`,
   );
   const samples = await runRounds(paths, ROUNDS, (r) =>
     console.log(`round ${r + 1}/${ROUNDS} done`),

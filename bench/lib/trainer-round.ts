@@ -30,6 +30,8 @@ export interface Round {
 
 /** How the trainer waits (the SDK's waitFor options). */
 export interface TrainerPolling {
+  /** Each status request's long-poll (0: poll with pollMs/maxPollMs instead). */
+  readonly longPollMs: number;
   readonly pollMs: number;
   readonly maxPollMs: number;
 }

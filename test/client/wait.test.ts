@@ -29,6 +29,8 @@ beforeEach(async (context) => {
   trainer = clientFor(fixture, 'trainer');
 });
 afterEach(async () => {
+  // The client first: its pool would otherwise keep connections the coordinator's drain waits on.
+  await trainer?.close();
   await fixture?.close();
 });
 
@@ -49,6 +51,65 @@ function standInWorker(lane: string, process: ConstructorParameters<typeof Worke
     },
   };
 }
+
+describe('status long-poll (GET /v1/rollouts/:id?waitMs=…)', () => {
+  it('waits while the job stays as seen, and answers at once when it changes', async () => {
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-standin'));
+    const enqueued = await trainer.enqueueRollouts({ ...REQUEST, steps: 3 });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let reportStep2!: () => void;
+    const step2 = new Promise<void>((resolve) => (reportStep2 = resolve));
+    const worker = standInWorker(enqueued.lane, async (job) => {
+      await job.updateProgress({ step: 1, steps: 3 });
+      await step2;
+      await job.updateProgress({ step: 2, steps: 3 });
+      await released;
+      throw new UnrecoverableError('stand-in stops here');
+    });
+    try {
+      let seen = await trainer.status(enqueued.id);
+      await waitFor(async () => {
+        seen = await trainer.status(enqueued.id);
+        return seen.progress.step === 1;
+      }, 'step 1');
+      // Unchanged: the coordinator holds the request for waitMs, then answers as it stands.
+      let started = Date.now();
+      const unchanged = await trainer.status(enqueued.id, undefined, { waitMs: 600, seen });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+      expect(unchanged.progress.step).toBe(1);
+      // A change wakes it long before waitMs: the job's progress event, not a timer.
+      started = Date.now();
+      const pending = trainer.status(enqueued.id, undefined, { waitMs: 20_000, seen });
+      reportStep2();
+      const changed = await pending;
+      expect(changed.progress.step).toBe(2);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      // A failure (a terminal state) answers at once too.
+      started = Date.now();
+      const ending = trainer.status(enqueued.id, undefined, { waitMs: 20_000, seen: changed });
+      release();
+      expect((await ending).status).toBe('failed');
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      release();
+      reportStep2();
+      await worker.close();
+    }
+  });
+
+  it('refuses a waitMs above 30 s with a coded 400', async () => {
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-standin'));
+    const enqueued = await trainer.enqueueRollouts(REQUEST);
+    const response = await fixture.coordinator.app.inject({
+      method: 'GET',
+      url: `/v1/rollouts/${enqueued.id}?waitMs=30001&status=queued`,
+      headers: fixture.auth('viewer'),
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().code).toBe('API_INVALID_PARAMS');
+  });
+});
 
 describe('waitFor', () => {
   it('reports each step of a running job through onProgress and resolves completed', async () => {

@@ -1,4 +1,4 @@
-import { ComponentIdSchema, IdSchema, Sha256Schema } from '@flowfleet/protocol';
+import { ComponentIdSchema, IdSchema, JobStateSchema, Sha256Schema } from '@flowfleet/protocol';
 import { z } from 'zod';
 
 // Schemas of the coordinator's own route parameters and request bodies. The response bodies it
@@ -6,6 +6,26 @@ import { z } from 'zod';
 // definition for both sides; the OpenAPI document is generated from these and those.
 
 export const JobIdParamsSchema = z.strictObject({ id: IdSchema });
+/** Longest a status request may wait for a change (`waitMs`). */
+export const MAX_STATUS_WAIT_MS = 30_000;
+
+/**
+ * `GET /v1/rollouts/:id` query: with `waitMs` and what the caller last saw (`status`, `step`,
+ * `attempts`), the answer waits until the job differs from that, is finished, or `waitMs` passed.
+ */
+export const JobStatusQuerySchema = z.strictObject({
+  waitMs: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_STATUS_WAIT_MS)
+    .default(0)
+    .describe('Long-poll: wait up to this long for the job to differ from status/step/attempts'),
+  status: JobStateSchema.optional().describe('The status the caller last saw'),
+  step: z.coerce.number().int().min(0).optional().describe('The progress step the caller last saw'),
+  attempts: z.coerce.number().int().min(0).optional().describe('The attempts the caller last saw'),
+});
+
 export const BlobParamsSchema = z.strictObject({ sha256: Sha256Schema });
 export const ComponentParamsSchema = z.strictObject({ component: ComponentIdSchema });
 export const WeightReportQuerySchema = z.strictObject({

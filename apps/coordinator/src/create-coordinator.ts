@@ -15,6 +15,7 @@ import { answerClientError, installErrorHandling, redisUnavailable } from './err
 import { assertNoEviction } from './eviction-policy.js';
 import { FleetCapacity } from './fleet-capacity.js';
 import { FleetReader } from './fleet-reader.js';
+import { JobEvents } from './job-events.js';
 import { JobStatusReader } from './job-status-reader.js';
 import { coordinatorKeys } from './keys.js';
 import { LaneQueues } from './lane-queues.js';
@@ -152,6 +153,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
       logger,
     }),
     jobs: new JobStatusReader(queues, blobs, fleetLimits),
+    events: new JobEvents(redis, logger),
     metrics,
     routes,
   };
@@ -179,6 +181,8 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     closing ??= (async () => {
       // Reverse of start-up; every step runs even when an earlier one fails.
       const steps: [string, () => Promise<unknown>][] = [
+        // First: long-polling requests answer at once, so the server's drain is not held up.
+        ['job events', () => services.events.close()],
         ['http server', () => closeHttp(app)],
         ['lane queues', () => queues.close()],
         ['blob store', () => blobs.close()],

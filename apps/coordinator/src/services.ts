@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { BlobStore } from './blob-store.js';
 import type { FleetReader } from './fleet-reader.js';
+import type { JobEvents } from './job-events.js';
 import type { JobStatusReader } from './job-status-reader.js';
 import type { CoordinatorKeys } from './keys.js';
 import type { LaneQueues } from './lane-queues.js';
@@ -31,6 +32,8 @@ export interface CoordinatorServices {
   readonly weights: WeightRegistry;
   readonly rollouts: RolloutService;
   readonly jobs: JobStatusReader;
+  /** Wakes long-polling status requests from the lanes' job events. */
+  readonly events: JobEvents;
   readonly metrics: CoordinatorMetrics;
   /** The route table as the server registered it. */
   readonly routes: readonly RouteInfo[];

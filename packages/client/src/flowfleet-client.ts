@@ -61,13 +61,21 @@ export interface EnqueueOptions extends CallOptions {
  * network failures are `CLIENT_UNREACHABLE`. Idempotent calls (reads, blob and result uploads,
  * enqueue with its Idempotency-Key) are retried per the retry policy (README); sync is sent once.
  */
+/** A long-polling status call: what the caller last saw, and how long the server may wait. */
+export interface StatusWait {
+  readonly waitMs: number;
+  readonly seen: Pick<JobStatus, 'status' | 'progress' | 'attempts'>;
+}
+
 export class FlowfleetClient {
   readonly #http: HttpTransport;
+  readonly #timeoutMs: number;
   readonly baseUrl: string;
 
   private constructor(options: FlowfleetClientOptions) {
     const resolved = resolveClientOptions(options);
     this.baseUrl = resolved.baseUrl;
+    this.#timeoutMs = resolved.timeoutMs;
     this.#http = new HttpTransport(resolved);
   }
 
@@ -116,9 +124,23 @@ export class FlowfleetClient {
     return enqueueRound(this, groups, common, call);
   }
 
-  /** A rollout job's status. @throws FlowfleetError API_JOB_NOT_FOUND, transport codes */
-  status(id: string, call?: CallOptions): Promise<JobStatus> {
-    return this.#get(`/v1/rollouts/${segment(id)}`, JobStatusSchema, call);
+  /**
+   * A rollout job's status. With `wait` (a long-poll), the coordinator answers once the job
+   * differs from `wait.seen`, finishes, or `wait.waitMs` (≤ 30 000) passes; the call's timeout is
+   * stretched by `waitMs`.
+   * @throws FlowfleetError API_JOB_NOT_FOUND, transport codes
+   */
+  status(id: string, call?: CallOptions, wait?: StatusWait): Promise<JobStatus> {
+    const path = `/v1/rollouts/${segment(id)}`;
+    if (wait === undefined) return this.#get(path, JobStatusSchema, call);
+    const query = new URLSearchParams({
+      waitMs: String(wait.waitMs),
+      status: wait.seen.status,
+      step: String(wait.seen.progress.step),
+      attempts: String(wait.seen.attempts),
+    });
+    const timeoutMs = (call?.timeoutMs ?? this.#timeoutMs) + wait.waitMs;
+    return this.#get(`${path}?${query.toString()}`, JobStatusSchema, { ...call, timeoutMs });
   }
 
   /**

@@ -1,5 +1,5 @@
 export { FlowfleetClient, createClient } from './flowfleet-client.js';
-export type { EnqueueOptions } from './flowfleet-client.js';
+export type { EnqueueOptions, StatusWait } from './flowfleet-client.js';
 export { ROUND_CONCURRENCY, enqueueRound } from './enqueue-round.js';
 export type { RolloutEnqueuer, RoundCommon, RoundGroup } from './enqueue-round.js';
 export { CLIENT_DEFAULTS, resolveClientOptions } from './client-options.js';

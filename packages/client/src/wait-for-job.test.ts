@@ -112,7 +112,7 @@ describe('waitForJob', () => {
     const controller = new AbortController();
     const jobs = source([status('active', 1)]);
     const pending = failure(
-      waitForJob(jobs, 'job-1', { pollMs: 60_000, signal: controller.signal }),
+      waitForJob(jobs, 'job-1', { longPollMs: 0, pollMs: 60_000, signal: controller.signal }),
     );
     await expect.poll(() => jobs.polls).toBe(1);
     controller.abort(new Error('stop'));
@@ -124,10 +124,55 @@ describe('waitForJob', () => {
   it('backs off while nothing changes', async () => {
     const jobs = source([status('active', 1)]);
     const started = Date.now();
-    await failure(waitForJob(jobs, 'job-1', { pollMs: 10, maxPollMs: 1_000, timeoutMs: 300 }));
+    await failure(
+      waitForJob(jobs, 'job-1', { longPollMs: 0, pollMs: 10, maxPollMs: 1_000, timeoutMs: 300 }),
+    );
     // Fixed 10 ms polling would take ~30 polls; ×1.5 backoff takes ~8.
     expect(jobs.polls).toBeLessThan(15);
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+  });
+
+  it('long-polls: asks again at once after a change, passing what it last saw', async () => {
+    const seen: (string | undefined)[] = [];
+    const script = [
+      status('queued', 0),
+      status('active', 1),
+      status('active', 2),
+      status('completed', 4),
+    ];
+    let calls = 0;
+    const jobs: JobStatusSource = {
+      async status(_id, _call, wait) {
+        seen.push(
+          wait === undefined
+            ? undefined
+            : `${wait.waitMs}:${wait.seen.status}:${wait.seen.progress.step}`,
+        );
+        return script[Math.min(calls++, script.length - 1)]!;
+      },
+    };
+    const started = Date.now();
+    const done = await waitForJob(jobs, 'job-1', { longPollMs: 5_000, pollMs: 60_000 });
+    expect(done.status).toBe('completed');
+    // No poll interval was slept (it is a minute): every answer was a change.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(seen).toEqual([undefined, '5000:queued:0', '5000:active:1', '5000:active:2']);
+  });
+
+  it('falls back to sleeping when a long-poll answers unchanged at once (nobody waited)', async () => {
+    const jobs = source([status('active', 1)]);
+    const started = Date.now();
+    await failure(waitForJob(jobs, 'job-1', { longPollMs: 1_000, pollMs: 50, timeoutMs: 400 }));
+    // A busy loop would ask hundreds of times; sleeping with ×1.5 backoff asks a handful.
+    expect(jobs.polls).toBeLessThan(12);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+  });
+
+  it('refuses a long-poll outside [0, 30 000] ms', async () => {
+    const thrown = await failure(
+      waitForJob(source([status('queued', 0)]), 'job-1', { longPollMs: 30_001 }),
+    );
+    expect(thrown.code).toBe('CLIENT_INVALID_OPTIONS');
   });
 
   it('refuses a non-positive poll interval', async () => {

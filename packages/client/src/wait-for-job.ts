@@ -6,6 +6,11 @@ import type { CallOptions } from './http-transport.js';
 
 /** How to wait for a rollout job. */
 export interface WaitForOptions {
+  /**
+   * How long each status request may wait on the coordinator for a change (a long-poll; default
+   * 10 000 ms, at most 30 000). 0 polls instead, with `pollMs`/`maxPollMs`.
+   */
+  readonly longPollMs?: number;
   /** Called with the status whenever its state, progress or attempt count changes. */
   readonly onProgress?: (status: JobStatus) => void;
   /** Aborts the wait (`CLIENT_ABORTED`); the job itself keeps running. */
@@ -18,13 +23,20 @@ export interface WaitForOptions {
   readonly timeoutMs?: number;
 }
 
-/** What waiting needs: the job's status. */
+/** What waiting needs: the job's status, long-polled when `wait` is given. */
 export interface JobStatusSource {
-  status(id: string, call?: CallOptions): Promise<JobStatus>;
+  status(
+    id: string,
+    call?: CallOptions,
+    wait?: { readonly waitMs: number; readonly seen: JobStatus },
+  ): Promise<JobStatus>;
 }
 
 /** Defaults of {@link WaitForOptions}. */
-export const WAIT_DEFAULTS = Object.freeze({ pollMs: 250, maxPollMs: 2_000 });
+export const WAIT_DEFAULTS = Object.freeze({ pollMs: 250, maxPollMs: 2_000, longPollMs: 10_000 });
+
+/** The longest long-poll the coordinator takes. */
+const MAX_LONG_POLL_MS = 30_000;
 
 function changeKey(status: JobStatus): string {
   const { step, steps } = status.progress;
@@ -58,8 +70,11 @@ export function jobFailedError(status: JobStatus): FlowfleetError {
 }
 
 /**
- * Polls job `id` until it completes (resolves with its final status) or fails. Polling starts
- * at `pollMs` and backs off ×1.5 up to `maxPollMs` while nothing changes; any change resets it.
+ * Waits until job `id` completes (resolves with its final status) or fails. By default each
+ * request long-polls: the coordinator answers when the job changes (a step, its state, a retry),
+ * so a change is seen at once and an unchanged job costs one request per `longPollMs`. With
+ * `longPollMs: 0` it polls, starting at `pollMs` and backing off ×1.5 up to `maxPollMs` while
+ * nothing changes; any change resets it.
  * @throws FlowfleetError CLIENT_JOB_FAILED (the server's envelope in `details.error`),
  *   CLIENT_TIMEOUT, CLIENT_ABORTED, CLIENT_INVALID_OPTIONS, or any error of `status`
  */
@@ -75,20 +90,39 @@ export async function waitForJob(
   );
   const timeoutMs =
     options.timeoutMs === undefined ? Infinity : checkPositive(options.timeoutMs, 'timeoutMs');
+  const longPollMs = options.longPollMs ?? WAIT_DEFAULTS.longPollMs;
+  if (!Number.isInteger(longPollMs) || longPollMs < 0 || longPollMs > MAX_LONG_POLL_MS) {
+    throw new FlowfleetError(
+      'CLIENT_INVALID_OPTIONS',
+      `longPollMs must be an integer in [0, ${MAX_LONG_POLL_MS}], got ${longPollMs}`,
+      { details: { option: 'longPollMs', value: longPollMs } },
+    );
+  }
   const deadline = Date.now() + timeoutMs;
   const { signal } = options;
   const what = `waiting for rollout ${id}`;
   let intervalMs = pollMs;
   let lastKey: string | undefined;
+  let last: JobStatus | undefined;
   const call = signal === undefined ? {} : { signal };
   for (;;) {
-    let status = await source.status(id, call);
+    const asked = Date.now();
+    const waitMs = Math.floor(Math.min(longPollMs, Math.max(0, deadline - asked)));
+    const longPolled = last !== undefined && waitMs > 0;
+    let status = longPolled
+      ? await source.status(id, call, { waitMs, seen: last! })
+      : await source.status(id, call);
+    last = status;
+    // An unchanged answer well before waitMs means nobody waited (e.g. an older coordinator):
+    // then sleep as a poll would, rather than ask again at once.
+    const waited = longPolled && Date.now() - asked >= waitMs * 0.9;
     // The coordinator reads a job's record and its state in two steps, so the first answer that
     // says `failed` may carry the record from just before the failure (no error yet): a second
     // read is then consistent.
     if (status.status === 'failed') status = await source.status(id, call);
     const key = changeKey(status);
-    if (key !== lastKey) {
+    const changed = key !== lastKey;
+    if (changed) {
       lastKey = key;
       intervalMs = pollMs;
       options.onProgress?.(status);
@@ -107,6 +141,9 @@ export async function waitForJob(
         },
       );
     }
-    await abortableSleep(Math.min(intervalMs, remainingMs), signal, what);
+    // A long-poll answers at a change (ask again at once) or after waiting; a poll sleeps first.
+    if (longPollMs === 0 || (longPolled && !changed && !waited)) {
+      await abortableSleep(Math.min(intervalMs, remainingMs), signal, what);
+    }
   }
 }

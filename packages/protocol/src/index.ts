@@ -33,7 +33,7 @@ export { manifestSatisfies } from './manifest-satisfies.js';
 export type { Satisfaction } from './manifest-satisfies.js';
 export { SyncAckSchema, WeightSyncSchema, weightSyncSchema } from './weight-sync.js';
 export type { SyncAck, SyncStatus, WeightSync } from './weight-sync.js';
-export { JobProgressSchema, JobStatusSchema, JobViewSchema } from './job-status.js';
+export { JobProgressSchema, JobStateSchema, JobStatusSchema, JobViewSchema } from './job-status.js';
 export type { JobProgress, JobState, JobStatus, JobView, RolloutListItem } from './job-status.js';
 export {
   RolloutJobSchema,

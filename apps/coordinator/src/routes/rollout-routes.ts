@@ -5,15 +5,32 @@ import {
   IdempotencyKeySchema,
   JobStatusSchema,
   ResultUploadSchema,
+  type JobStatus,
   SUMMARY_BYTES_HEADER,
 } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { JobIdParamsSchema } from '../api-schemas.js';
+import { JobIdParamsSchema, JobStatusQuerySchema } from '../api-schemas.js';
 import type { BlobStore } from '../blob-store.js';
 import type { CoordinatorServices } from '../services.js';
 import type { ZodTypeProvider } from '../zod-type-provider.js';
 import { rawBodyStream, registerOctetStream, splitBody } from './raw-body.js';
+
+function isFinished(status: JobStatus): boolean {
+  return status.status === 'completed' || status.status === 'failed';
+}
+
+/** True when the job is not what the caller last saw. */
+function differs(
+  status: JobStatus,
+  seen: { status?: string | undefined; step?: number | undefined; attempts?: number | undefined },
+): boolean {
+  return (
+    status.status !== seen.status ||
+    (seen.step !== undefined && status.progress.step !== seen.step) ||
+    (seen.attempts !== undefined && status.attempts !== seen.attempts)
+  );
+}
 
 function jobNotFound(id: string): FlowfleetError {
   return new FlowfleetError('API_JOB_NOT_FOUND', `no rollout job ${id}`, { details: { id } });
@@ -21,7 +38,7 @@ function jobNotFound(id: string): FlowfleetError {
 
 /** Rollout routes: enqueue, status, result download, and the worker's result upload. */
 export function registerRolloutRoutes(app: FastifyInstance, services: CoordinatorServices): void {
-  const { rollouts, jobs, blobs, limits } = services;
+  const { rollouts, jobs, blobs, limits, events, queues } = services;
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.post('/v1/rollouts', {
@@ -59,21 +76,44 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
   });
 
   api.get('/v1/rollouts/:id', {
-    schema: { params: JobIdParamsSchema, response: { 200: JobStatusSchema } },
+    schema: {
+      params: JobIdParamsSchema,
+      querystring: JobStatusQuerySchema,
+      response: { 200: JobStatusSchema },
+    },
     config: {
       flowfleet: {
         roles: ['viewer'],
         summary:
-          'A rollout job: queued | active | completed | failed, progress, summary or error (a job whose stored payload cannot be read is failed, PROTO_INVALID_JOB)',
+          'A rollout job: queued | active | completed | failed, progress, summary or error (a job whose stored payload cannot be read is failed, PROTO_INVALID_JOB). With waitMs and the status/step/attempts last seen, the answer waits (long-poll) until the job differs, finishes, or waitMs passes',
         errors: ['API_JOB_NOT_FOUND'],
         usesRedis: true,
       },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const { id } = request.params;
       const lane = await rollouts.laneOf(id);
       if (lane === undefined) throw jobNotFound(id);
-      return jobs.status(id, lane);
+      const seen = request.query;
+      if (seen.waitMs === 0 || seen.status === undefined) return jobs.status(id, lane);
+      // Watch before reading, so an event between the read and the wait still wakes it.
+      const watch = await events.watch(queues.get(lane).keys.events!, id);
+      // The caller hung up (the response closes before it is sent): stop waiting.
+      const gone = (): void => watch.cancel();
+      reply.raw.once('close', gone);
+      // It may have hung up while the watch started.
+      if (request.raw.socket.destroyed) gone();
+      try {
+        const deadline = Date.now() + seen.waitMs;
+        for (;;) {
+          const status = await jobs.status(id, lane);
+          if (isFinished(status) || differs(status, seen)) return status;
+          if (!(await watch.changed(deadline - Date.now()))) return status;
+        }
+      } finally {
+        reply.raw.off('close', gone);
+        watch.cancel();
+      }
     },
   });
 
