@@ -14,9 +14,11 @@ from flowfleet import Client, RolloutFile, read_rollout_file
 
 @dataclass(frozen=True)
 class Batch:
-    """One iteration's rollouts as enqueued: the prompts, each group's seeds, the common fields."""
+    """One iteration's rollouts as enqueued: the prompts, each group's seeds, the common fields,
+    and the trainer's DiT version when they were enqueued."""
 
     iteration: int
+    version: int
     prompts: list[str]
     seeds: list[list[int]]
     request: dict[str, Any]
@@ -32,6 +34,7 @@ def seeds_of(base: int, iteration: int, prompt_index: int, prompts: int, group: 
 def enqueue_batch(
     fleet: Client,
     iteration: int,
+    version: int,
     prompts: Sequence[str],
     group: int,
     seed: int,
@@ -41,7 +44,7 @@ def enqueue_batch(
     seeds = [seeds_of(seed, iteration, p, len(prompts), group) for p in range(len(prompts))]
     groups = [{"prompt": prompt, "seeds": s} for prompt, s in zip(prompts, seeds, strict=True)]
     jobs = fleet.enqueue_round(groups, request)
-    return Batch(iteration, list(prompts), seeds, dict(request), [job["id"] for job in jobs])
+    return Batch(iteration, version, list(prompts), seeds, dict(request), [job["id"] for job in jobs])
 
 
 def collect(fleet: Client, batch: Batch, timeout_s: float, save_dir: Path | None) -> list[RolloutFile]:

@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any
 
 
-def plot_rewards(records: Sequence[dict[str, Any]], out: Path, title: str) -> str:
-    """Writes ``out`` (mean ± std of the reward per iteration); answers a one-line note."""
+def plot_rewards(
+    records: Sequence[dict[str, Any]], out: Path, title: str, baseline: tuple[float, str] | None = None
+) -> str:
+    """Writes ``out`` (mean ± std of the reward per iteration, and a dashed ``baseline`` level
+    when given); answers a one-line note."""
     try:
         import matplotlib
 
@@ -28,6 +31,8 @@ def plot_rewards(records: Sequence[dict[str, Any]], out: Path, title: str) -> st
         alpha=0.25,
         label="± std over samples",
     )
+    if baseline is not None:
+        ax.axhline(baseline[0], color="grey", linestyle="--", linewidth=1, label=baseline[1])
     ax.set_xlabel("iteration (one weight version each)")
     ax.set_ylabel("reward")
     ax.set_title(title, fontsize=9)

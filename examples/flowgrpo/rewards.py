@@ -82,6 +82,11 @@ def zero_mean_reward(final_latents: np.ndarray, prompts: list[str]) -> np.ndarra
 
 REWARDS: dict[str, Reward] = {"color": color_reward, "zero-mean": zero_mean_reward}
 
+#: A reference level per reward, drawn on the plot: (value, what it means).
+BASELINES: dict[str, tuple[float, str]] = {
+    "color": (PROMPT_BLIND_BEST, "best a prompt-blind model can do"),
+}
+
 #: The training prompts of each reward.
 PROMPTS: dict[str, list[str]] = {
     "color": ["a red apple", "a green meadow", "a blue lake", "a yellow sunflower"],

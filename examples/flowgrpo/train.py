@@ -35,7 +35,7 @@ from fleet_io import Batch, collect, enqueue_batch, push
 from grpo import Objective, group_advantages, train_iteration
 from plot import plot_rewards
 from policy import TRAINABLE, Policy, select_parameters
-from rewards import PROMPTS, REWARDS
+from rewards import BASELINES, PROMPTS, REWARDS, channel_means
 from summary import summarize, write_summary
 from transitions import build_transitions
 
@@ -102,18 +102,22 @@ def rollout_request(args: argparse.Namespace, version: int, te_version: int) -> 
     }
 
 
-def check_versions(rollouts: list[RolloutFile], args: argparse.Namespace, version: int, te: int) -> int:
-    """The DiT version the batch ran on (the oldest), after checking the fence held."""
+def check_versions(rollouts: list[RolloutFile], batch: Batch, args: argparse.Namespace, te: int) -> int:
+    """The DiT version the batch ran on (the oldest), after checking the fence held: ``exact``
+    the version it was enqueued at; ``maxStaleness`` K at most K older than that (or newer)."""
     ran = [int(r.metadata["weightsVersions"]["dit"]) for r in rollouts]
-    low = version - (0 if args.max_staleness is None else args.max_staleness)
-    bad = [v for v in ran if not low <= v <= version]
+    low = batch.version - (args.max_staleness or 0)
+    high = batch.version + (0 if args.max_staleness is None else 1)
+    bad = [v for v in ran if not low <= v <= high]
     bad += [v for v in (int(r.metadata["weightsVersions"]["text_encoder"]) for r in rollouts) if v != te]
     if bad:
-        raise RuntimeError(f"rollouts ran on weights outside the fence (dit {ran}, want {low}..{version})")
+        raise RuntimeError(f"rollouts ran on weights outside the fence (dit {ran}, want {low}..{high})")
     return min(ran)
 
 
-def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[float]]]:
+    """The training loop; answers the log records and the last iteration's per-prompt channel
+    means of the final latents (mean over the group)."""
     reward_fn = REWARDS[args.reward]
     objective = Objective(
         args.clip_range, args.adv_clip_max, args.beta, args.max_grad_norm, args.inner_epochs, args.micro_batch
@@ -127,6 +131,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         args.save_rollouts.mkdir(parents=True, exist_ok=True)
     args.log.parent.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
+    final_means: dict[str, list[float]] = {}
     with Client(args.url, args.token) as fleet, args.log.open("w") as log:
         te_version = push(fleet, policy.text_encoder.state_dict(), "text_encoder", args.timeout)
         version = push(fleet, policy.state_dict(), "dit", args.timeout)
@@ -139,15 +144,14 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         pending: Batch | None = None
         for n in range(args.iterations):
             started = time.perf_counter()
-            batch = pending or enqueue_batch(
-                fleet, n, args.prompts, args.group, args.seed, rollout_request(args, version, te_version)
-            )
+            request = rollout_request(args, version, te_version)
+            batch = pending or enqueue_batch(fleet, n, version, args.prompts, args.group, args.seed, request)
             rollouts = collect(fleet, batch, args.timeout, args.save_rollouts)
-            ran_on = check_versions(rollouts, args, version, te_version)
+            ran_on = check_versions(rollouts, batch, args, te_version)
             pending = None
             if args.max_staleness and n + 1 < args.iterations:
-                request = rollout_request(args, version, te_version)
-                pending = enqueue_batch(fleet, n + 1, args.prompts, args.group, args.seed, request)
+                # The next batch samples while this one trains (it may run one version behind).
+                pending = enqueue_batch(fleet, n + 1, version, args.prompts, args.group, args.seed, request)
             rollout_s = time.perf_counter() - started
 
             started = time.perf_counter()
@@ -170,6 +174,10 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             sync_s = time.perf_counter() - started
 
             every = np.concatenate(rewards)
+            final_means = {
+                p: channel_means(np.array(r.final_latents)).mean(axis=0).round(4).tolist()
+                for r, p in zip(rollouts, batch.prompts, strict=True)
+            }
             record = {
                 "iteration": n,
                 "weights_version": ran_on,
@@ -196,13 +204,13 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 flush=True,
             )
             version = new_version
-    return records
+    return records, final_means
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        records = run(args)
+        records, final_means = run(args)
     except FlowfleetError as error:
         print(f"train.py: {error.code}: {error.message}", file=sys.stderr)
         return 1
@@ -211,16 +219,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     plot = args.plot or args.log.with_suffix(".png")
     title = f"FlowGRPO on flowfleet: reward '{args.reward}', {len(args.prompts)} prompts × {args.group} seeds"
-    print(plot_rewards(records, plot, title))
+    print(plot_rewards(records, plot, title, BASELINES.get(args.reward)))
     if args.summary is not None:
         settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k != "token"}
-        figures = summarize(records, settings)
+        figures = summarize(records, settings, BASELINES.get(args.reward), final_means)
         write_summary(args.summary, figures)
-        first, last = figures["first3"], figures["last3"]
+        f = figures["figures"]
         print(
-            f"summary: {args.summary} — reward {first['mean_of_means']:+.4f} (first 3) → "
-            f"{last['mean_of_means']:+.4f} (last 3) over {len(records)} iterations; "
-            f"ratio_err_max {figures['ratio_err_max']:.1e}"
+            f"summary: {args.summary} — reward {f['first3']['meanOfMeans']:+.4f} (first 3) → "
+            f"{f['last3']['meanOfMeans']:+.4f} (last 3) over {len(records)} iterations; "
+            f"ratio_err_max {f['ratioErrMax']:.1e}"
         )
     return 0
 
