@@ -353,6 +353,18 @@ export const ERROR_CODES = {
     summary:
       'flowfleet demo saw the fleet break a promise it demonstrates (e.g. a rollout ran on the wrong weight version).',
   },
+  CLI_PYTHON_MISSING: {
+    source: 'cli',
+    httpStatus: 500,
+    summary:
+      'flowfleet train found no executable Python (the .venv of npm run setup:python, FLOWFLEET_PYTHON or --python); checked before anything starts.',
+  },
+  CLI_TRAINER_FAILED: {
+    source: 'cli',
+    httpStatus: 500,
+    summary:
+      'The trainer flowfleet train ran (examples/flowgrpo/train.py) exited non-zero; its own error line is printed above.',
+  },
   WORKER_ENV_INVALID: {
     source: 'worker',
     httpStatus: 500,

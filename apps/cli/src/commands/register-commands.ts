@@ -6,6 +6,7 @@ import { withRemoteOptions, type RemoteOptions } from '../remote-client.js';
 import { runMatrix, runWorkers } from './fleet-commands.js';
 import { rolloutCommand, runRollout, type RolloutFlags } from './rollout-command.js';
 import { runSync, syncCommand, type SyncFlags } from './sync-command.js';
+import { runTrain, trainCommand, type TrainFlags } from './train-command.js';
 import {
   runExportOnnx,
   runVerifyNumericsCommand,
@@ -52,6 +53,10 @@ export function registerCommands(program: Command, io: CliIo, hooks: CommandHook
       .option('--group <n>', 'seeds per prompt (group size)', integerIn(2, 16), 4),
     'warn',
   ).action(run('demo', (flags: DemoFlags) => runDemo(flags, io)));
+
+  trainCommand(program).action(
+    run('train', (flags: TrainFlags, trainerFlags: string[]) => runTrain(flags, trainerFlags, io)),
+  );
 
   rolloutCommand(program).action(run('rollout', (flags: RolloutFlags) => runRollout(flags, io)));
 
