@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import uuid
 
 import numpy as np
@@ -181,3 +182,27 @@ def test_wait_for_sync_counts_every_live_worker(trainer: Client, initial_dit_wei
     with pytest.raises(FlowfleetError) as stale:
         trainer.sync_weights("dit", pushed.version, pushed.sha256)
     assert stale.value.code == "API_STALE_VERSION"
+
+
+def test_status_long_polls_until_the_job_changes(trainer: Client) -> None:
+    # A lane no live worker serves (cuda only): the job stays queued.
+    held = trainer.enqueue_rollouts(
+        request("a held job", [1], waitForCapacity=True, constraints={"devices": ["cuda"]})
+    )
+    seen = trainer.status(held["id"])
+    started = time.monotonic()
+    unchanged = trainer.status(held["id"], wait_s=0.6, seen=seen)
+    assert time.monotonic() - started >= 0.55 and unchanged["status"] == "queued"
+    # wait_for's requests each wait on the coordinator: a 1.5 s wait takes a handful, not dozens.
+    calls: list[float] = []
+    original = trainer.status
+
+    def counted(id: str, **kw: object) -> object:
+        calls.append(time.monotonic())
+        return original(id, **kw)  # type: ignore[arg-type]
+
+    trainer.status = counted  # type: ignore[method-assign,assignment]
+    with pytest.raises(FlowfleetError) as timed_out:
+        trainer.wait_for(held["id"], timeout_s=1.5, long_poll_s=0.5, poll_s=0.01, max_poll_s=0.01)
+    assert timed_out.value.code == "CLIENT_TIMEOUT"
+    assert 2 <= len(calls) <= 6

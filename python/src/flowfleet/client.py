@@ -32,6 +32,7 @@ from .types import (
 from .waiting import (
     SYNC_POLL_S,
     SYNC_TIMEOUT_S,
+    WAIT_LONG_POLL_S,
     WAIT_MAX_POLL_S,
     WAIT_POLL_S,
     SyncProgress,
@@ -96,10 +97,11 @@ class Client:
         if on_retry is not None and not callable(on_retry):
             raise invalid_option("on_retry must be callable when given", "on_retry")
         self.base_url = base_url.rstrip("/")
+        self._timeout_s = check_positive(timeout_s, "timeout_s")
         self._http = HttpTransport(
             self.base_url,
             token,
-            check_positive(timeout_s, "timeout_s"),
+            self._timeout_s,
             resolve_retry(retry, DEFAULT_RETRY),
             on_retry,
             http,
@@ -161,9 +163,37 @@ class Client:
         """
         return enqueue_round(self, groups, common, call=call)
 
-    def status(self, id: str, *, call: Call | None = None) -> JobStatus:
-        """A rollout job's status. :raises FlowfleetError: ``API_JOB_NOT_FOUND``, transport codes"""
-        return cast(JobStatus, self._get(f"/v1/rollouts/{_segment(id)}", schema.JOB_STATUS, call))
+    def status(
+        self,
+        id: str,
+        *,
+        call: Call | None = None,
+        wait_s: float | None = None,
+        seen: JobStatus | None = None,
+    ) -> JobStatus:
+        """A rollout job's status. With ``wait_s`` (≤ 30) and the status last ``seen``, a long-poll:
+        the coordinator answers once the job differs from ``seen``, finishes, or ``wait_s`` passes
+        (the call's timeout is stretched by ``wait_s``).
+
+        :raises FlowfleetError: ``API_JOB_NOT_FOUND``, transport codes
+        """
+        path = f"/v1/rollouts/{_segment(id)}"
+        if wait_s is None or seen is None:
+            return cast(JobStatus, self._get(path, schema.JOB_STATUS, call))
+        wait_ms = int(wait_s * 1000)
+        query = (
+            f"?waitMs={wait_ms}&status={seen['status']}"
+            f"&step={seen['progress']['step']}&attempts={seen['attempts']}"
+        )
+        base = call if call is not None else Call()
+        per_try = (base.timeout_s if base.timeout_s is not None else self._timeout_s) + wait_s
+        stretched = Call(
+            timeout_s=per_try,
+            retry=base.retry,
+            max_response_bytes=base.max_response_bytes,
+            cancel=base.cancel,
+        )
+        return cast(JobStatus, self._get(path + query, schema.JOB_STATUS, stretched))
 
     def wait_for(
         self,
@@ -175,9 +205,11 @@ class Client:
         max_poll_s: float = WAIT_MAX_POLL_S,
         timeout_s: float | None = None,
         cancel: threading.Event | None = None,
+        long_poll_s: float = WAIT_LONG_POLL_S,
     ) -> JobStatus:
-        """Waits until job ``id`` completes and answers its final status (polling with backoff; a
-        tqdm bar when tqdm is installed and stderr is a terminal, or ``progress=True``).
+        """Waits until job ``id`` completes and answers its final status (each request long-polls
+        for ``long_poll_s``, 0 polls with backoff instead; a tqdm bar when tqdm is installed and
+        stderr is a terminal, or ``progress=True``).
 
         :raises FlowfleetError: ``CLIENT_JOB_FAILED`` (the server's envelope in
             ``details["error"]``), ``CLIENT_TIMEOUT``, ``CLIENT_ABORTED``, and those of :meth:`status`
@@ -191,6 +223,7 @@ class Client:
             max_poll_s=max_poll_s,
             timeout_s=timeout_s,
             cancel=cancel,
+            long_poll_s=long_poll_s,
         )
 
     def get_result(self, id: str, *, call: Call | None = None) -> RolloutFile:

@@ -19,6 +19,10 @@ from .types import Fleet, JobStatus, SyncStatus, VersionStatus, WeightReport, We
 #: First poll interval and its cap (s): it grows ×1.5 while nothing changes.
 WAIT_POLL_S = 0.25
 WAIT_MAX_POLL_S = 2.0
+#: How long each status request may wait on the coordinator for a change (s; the server caps it at
+#: 30). A request in flight cannot be cancelled, so this also bounds how late `cancel` is seen.
+WAIT_LONG_POLL_S = 5.0
+MAX_LONG_POLL_S = 30.0
 #: waitForSync's default timeout and poll interval (s).
 SYNC_TIMEOUT_S = 60.0
 SYNC_POLL_S = 0.25
@@ -43,7 +47,14 @@ def check_positive(value: object, option: str, integer: bool = False) -> float:
 
 
 class JobSource(Protocol):
-    def status(self, id: str, *, call: Call | None = None) -> JobStatus: ...
+    def status(
+        self,
+        id: str,
+        *,
+        call: Call | None = None,
+        wait_s: float | None = None,
+        seen: JobStatus | None = None,
+    ) -> JobStatus: ...
 
 
 class SyncSource(Protocol):
@@ -118,12 +129,16 @@ def wait_for_job(
     max_poll_s: float = WAIT_MAX_POLL_S,
     timeout_s: float | None = None,
     cancel: threading.Event | None = None,
+    long_poll_s: float = WAIT_LONG_POLL_S,
 ) -> JobStatus:
-    """Polls job ``id`` until it completes (answers the final status) or fails.
+    """Waits until job ``id`` completes (answers the final status) or fails.
 
-    ``on_progress`` is told whenever state, step or attempt count changes; polling starts at
-    ``poll_s`` and backs off ×1.5 to ``max_poll_s`` while nothing changes. ``progress``: a tqdm
-    bar (None: when tqdm is installed and stderr is a terminal; True: always; False: never).
+    ``on_progress`` is told whenever state, step or attempt count changes. Each request long-polls:
+    the coordinator answers when the job changes, or after ``long_poll_s`` unchanged; with
+    ``long_poll_s=0`` it polls instead, starting at ``poll_s`` and backing off ×1.5 to
+    ``max_poll_s`` while nothing changes (and it falls back to that when a long-poll answers
+    unchanged at once). ``progress``: a tqdm bar (None: when tqdm is installed and stderr is a
+    terminal; True: always; False: never).
 
     :raises FlowfleetError: ``CLIENT_JOB_FAILED``, ``CLIENT_TIMEOUT``, ``CLIENT_ABORTED``,
         ``CLIENT_INVALID_OPTIONS``, or any error of ``status``
@@ -131,21 +146,36 @@ def wait_for_job(
     poll = check_positive(poll_s, "poll_s")
     max_poll = max(poll, check_positive(max_poll_s, "max_poll_s"))
     limit = float("inf") if timeout_s is None else check_positive(timeout_s, "timeout_s")
+    if not isinstance(long_poll_s, (int, float)) or not 0 <= long_poll_s <= MAX_LONG_POLL_S:
+        raise invalid_option(
+            f"long_poll_s must be in [0, {MAX_LONG_POLL_S:g}], got {long_poll_s!r}", "long_poll_s"
+        )
     deadline = time.monotonic() + limit
     call = Call(cancel=cancel)
     interval = poll
     last_key: str | None = None
+    last: JobStatus | None = None
     bar = _Bar(progress, f"rollout {id[-8:]}")
     try:
         while True:
-            status = source.status(id, call=call)
+            asked = time.monotonic()
+            wait = min(float(long_poll_s), max(0.0, deadline - asked))
+            long_polled = last is not None and wait >= 0.001
+            if long_polled:
+                status = source.status(id, call=call, wait_s=wait, seen=last)
+            else:
+                status = source.status(id, call=call)
+            last = status
+            # Unchanged well before `wait` means nobody waited (an older coordinator): sleep then.
+            waited = long_polled and time.monotonic() - asked >= 0.9 * wait
             # The coordinator reads a job's record and its state in two steps: the first `failed`
             # may carry the record from just before the failure; a second read is consistent.
             if status["status"] == "failed":
                 status = source.status(id, call=call)
             p = status["progress"]
             key = f"{status['status']} {p['step']}/{p['steps']} {status['attempts']}"
-            if key != last_key:
+            changed = key != last_key
+            if changed:
                 last_key = key
                 interval = poll
                 bar.update(status)
@@ -164,7 +194,10 @@ def wait_for_job(
                     f"rollout {id} did not finish within {limit:g} s",
                     {"what": "waitFor", "id": id, "timeoutMs": limit * 1000, "last": status},
                 )
-            cancellable_sleep(min(interval, remaining), cancel, f"waiting for rollout {id}")
+            if long_poll_s == 0 or (long_polled and not changed and not waited):
+                cancellable_sleep(min(interval, remaining), cancel, f"waiting for rollout {id}")
+            elif cancel is not None and cancel.is_set():
+                cancellable_sleep(0, cancel, f"waiting for rollout {id}")
     finally:
         bar.close()
 
