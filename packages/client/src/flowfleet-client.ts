@@ -242,6 +242,42 @@ export class FlowfleetClient {
   }
 
   /**
+   * Bytes `[start, end)` of a blob as stored, unchecked (`Range: bytes=start-(end-1)`; the worker
+   * verifies each tensor of a range against its manifest digest).
+   * @throws FlowfleetError API_BLOB_NOT_FOUND, API_RANGE_NOT_SATISFIABLE, CLIENT_BAD_RESPONSE (an
+   *   answer of another length), CLIENT_INVALID_OPTIONS (an empty or malformed range), transport
+   *   codes
+   */
+  async getBlobRange(
+    sha256: string,
+    start: number,
+    end: number,
+    call?: CallOptions,
+  ): Promise<Uint8Array> {
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end <= start) {
+      throw new FlowfleetError('CLIENT_INVALID_OPTIONS', `bytes [${start}, ${end}) is not a range`, {
+        details: { option: 'range', start, end },
+      });
+    }
+    const path = `/v1/blobs/${segment(sha256)}`;
+    const bytes = await this.#http.bytes({
+      method: 'GET',
+      path,
+      headers: { range: `bytes=${start}-${end - 1}` },
+      idempotent: true,
+      ...withCall({ maxResponseBytes: end - start, ...call }),
+    });
+    if (bytes.byteLength !== end - start) {
+      throw new FlowfleetError(
+        'CLIENT_BAD_RESPONSE',
+        `GET ${path} bytes ${start}-${end - 1} answered ${bytes.byteLength} bytes, not ${end - start}`,
+        { details: { sha256, start, end, received: bytes.byteLength } },
+      );
+    }
+    return bytes;
+  }
+
+  /**
    * Makes an uploaded blob the next weight version of `component` (recorded, broadcast).
    * @throws FlowfleetError API_STALE_VERSION, API_BLOB_NOT_FOUND, API_INVALID_BODY, transport codes
    */

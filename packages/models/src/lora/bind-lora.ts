@@ -58,7 +58,7 @@ function configProblems(config: PeftLoraConfig): string[] {
     problems.push('fan_in_fan_out: transposed (Conv1D) layers are not supported');
   if (config.lora_bias === true)
     problems.push('lora_bias: adapters with a B bias are not supported');
-  if (config.bias !== undefined && config.bias !== 'none')
+  if (config.bias !== undefined && config.bias !== null && config.bias !== 'none')
     problems.push(`bias: ${config.bias} (only "none")`);
   return problems;
 }

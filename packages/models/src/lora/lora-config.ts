@@ -9,13 +9,13 @@ export interface PeftLoraConfig {
   readonly target_modules: string | readonly string[];
   readonly use_rslora: boolean;
   /** Per-module rank overrides, keyed by a module-name pattern. */
-  readonly rank_pattern?: Readonly<Record<string, number>>;
+  readonly rank_pattern?: Readonly<Record<string, number>> | null | undefined;
   /** Per-module alpha overrides, keyed by a module-name pattern. */
-  readonly alpha_pattern?: Readonly<Record<string, number>>;
-  readonly use_dora?: boolean;
-  readonly fan_in_fan_out?: boolean;
-  readonly lora_bias?: boolean;
-  readonly bias?: string;
+  readonly alpha_pattern?: Readonly<Record<string, number>> | null | undefined;
+  readonly use_dora?: boolean | null | undefined;
+  readonly fan_in_fan_out?: boolean | null | undefined;
+  readonly lora_bias?: boolean | null | undefined;
+  readonly bias?: string | null | undefined;
 }
 
 /**
@@ -28,7 +28,7 @@ export function loraScale(alpha: number, rank: number, useRslora: boolean): numb
 
 /** PEFT's `get_pattern_key`: the first pattern key `k` with `(^|.*\.)k$` matching `module`. */
 export function patternValue(
-  patterns: Readonly<Record<string, number>> | undefined,
+  patterns: Readonly<Record<string, number>> | null | undefined,
   module: string,
 ): number | undefined {
   for (const [key, value] of Object.entries(patterns ?? {})) {

@@ -23,6 +23,11 @@ export class LoraMerger {
     return new LoraMerger(pool);
   }
 
+  /** How many merges keep the pool busy (one per thread). */
+  get parallelism(): number {
+    return this.pool.size;
+  }
+
   /**
    * W + s·B·A for one layer (`mergeLoraWeight`, in a compute thread).
    * @throws PLAT_COMPUTE_THREAD_EXITED, PLAT_COMPUTE_POOL_CLOSED
