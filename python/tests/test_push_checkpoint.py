@@ -1,12 +1,14 @@
 """Checkpoints from disk through the fleet: a sharded directory (an index and two BF16 shards
 under diffusers pipelines' ``transformer.`` prefix) runs bit for bit like the same values pushed
 as one F32 state_dict; a PEFT adapter directory is a LoRA sync on a base, its binding reported per
-worker; an adapter that binds too few layers and a directory that is no checkpoint are refused
-before anything changes."""
+worker, and it runs bit for bit like a full push of the same merge computed in PyTorch by the
+documented rule (a plain float32 ``W + s * (B @ A)`` does not); an adapter that binds too few
+layers and a directory that is no checkpoint are refused before anything changes."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -82,3 +84,33 @@ def test_a_directory_that_is_no_checkpoint_is_refused_before_any_upload(
         trainer.push_weights(tmp_path)
     assert refused.value.code == "FMT_CHECKPOINT_INVALID" and refused.value.reason == "several-files"
     assert trainer.weights("dit")["current"] == current
+
+
+def torch_merge(base: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The fleet's merge rule in PyTorch: float64 sum over k in order, two float32 roundings."""
+    adapter = load((ADAPTER / "adapter_model.safetensors").read_bytes())
+    config = json.loads((ADAPTER / "adapter_config.json").read_text())
+    rank = config["r"]
+    scale = config["lora_alpha"] / (math.sqrt(rank) if config["use_rslora"] else rank)
+    merged = dict(base)
+    for key in adapter:
+        if not key.endswith(".lora_A.weight"):
+            continue
+        module = key.removeprefix("base_model.model.").removesuffix(".lora_A.weight")
+        a = adapter[key].double()
+        b = adapter[key.replace("lora_A", "lora_B")].double()
+        weight = base[f"{module}.weight"]
+        acc = torch.zeros(weight.shape, dtype=torch.float64)
+        for k in range(rank):
+            acc += torch.outer(b[:, k], a[k])
+        merged[f"{module}.weight"] = (weight.double() + (scale * acc).float().double()).float()
+    return merged
+
+
+def test_a_lora_sync_runs_like_the_trainers_torch_merge(trainer: Client, initial_dit_weights: bytes) -> None:
+    base = {name: t * 0.75 for name, t in load(initial_dit_weights).items()}
+    on_base = trainer.push_weights(base, dtype="F32")
+    adapted = trainer.push_weights(ADAPTER, lora={"base": on_base.version})
+    with_adapter = rollout_on(trainer, adapted.version)
+    merged = trainer.push_weights(torch_merge(base), dtype="F32")
+    assert np.array_equal(with_adapter, rollout_on(trainer, merged.version))
