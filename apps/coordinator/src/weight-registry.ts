@@ -7,6 +7,7 @@ import {
   type SyncStatus,
   type WeightReport,
   type WeightRequirements,
+  type WeightVersionRecord,
   type WeightVersionReport,
 } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
@@ -173,9 +174,11 @@ export class WeightRegistry {
     const replies = versions.length === 0 ? [] : ((await pipeline.exec()) ?? []);
     const report: Record<string, WeightVersionReport> = {};
     versions.forEach((version, i) => {
-      const parsed = WeightVersionRecordSchema.safeParse(safeJson(fields[`v:${version}`] ?? ''));
-      if (!parsed.success) return;
-      const record = parsed.data;
+      const stored = safeJson(fields[`v:${version}`] ?? '');
+      const parsed = WeightVersionRecordSchema.safeParse(stored);
+      // A damaged record is reported as read: the route's response check turns it into a coded
+      // 500 (COORD_RESPONSE_INVALID) with a log line rather than hiding the version.
+      const record = parsed.success ? parsed.data : ((stored ?? {}) as WeightVersionRecord);
       const raw = (replies[i]?.[1] ?? {}) as Record<string, string>;
       const acks: Record<string, SyncStatus> = {};
       const reasons: Record<string, string> = {};

@@ -7,19 +7,25 @@ import { MAX_WEIGHT_SHARDS } from './weight-record.js';
  * The weight-sync message under `limits` (the channel and the stream carry it): `component` is
  * now at `version` (strictly increasing from 1), whose content id and full-fetch size are
  * `sha256` and `sizeBytes` (its version record says the rest: `kind`, shards, manifest, LoRA
- * base). `kind` is present for sharded and LoRA versions; each shard is at most `maxBlobBytes`.
+ * base). `kind` is present for sharded and LoRA versions; one blob (a file, an adapter, each
+ * shard) is at most `maxBlobBytes`.
  */
 export function weightSyncSchema(limits: Limits = DEFAULT_LIMITS) {
-  return z.strictObject({
-    component: ComponentIdSchema,
-    version: z.int().min(1),
-    sha256: Sha256Schema,
-    sizeBytes: z
-      .int()
-      .min(1)
-      .max(limits.maxBlobBytes * MAX_WEIGHT_SHARDS),
-    kind: z.enum(['sharded', 'lora']).optional(),
-  });
+  return z
+    .strictObject({
+      component: ComponentIdSchema,
+      version: z.int().min(1),
+      sha256: Sha256Schema,
+      sizeBytes: z
+        .int()
+        .min(1)
+        .max(limits.maxBlobBytes * MAX_WEIGHT_SHARDS),
+      kind: z.enum(['sharded', 'lora']).optional(),
+    })
+    .refine((sync) => sync.kind === 'sharded' || sync.sizeBytes <= limits.maxBlobBytes, {
+      message: `one blob is at most maxBlobBytes (${limits.maxBlobBytes})`,
+      path: ['sizeBytes'],
+    });
 }
 
 /** The weight-sync schema under the default limits. */
