@@ -61,7 +61,8 @@ function observedBlobStore(blobDir: string, onResultStored: ResultStoredListener
     init: () => inner.init(),
     putBlob: (source, maxBytes) => inner.putBlob(source, maxBytes),
     statBlob: (sha256) => inner.statBlob(sha256),
-    openBlob: (sha256) => inner.openBlob(sha256),
+    openBlob: (sha256, range) => inner.openBlob(sha256, range),
+    blobDigest: (sha256) => inner.blobDigest(sha256),
     async putResult(jobId, file, source, maxBytes) {
       const started = performance.now();
       const written = await inner.putResult(jobId, file, source, maxBytes);

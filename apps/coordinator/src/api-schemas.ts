@@ -1,4 +1,11 @@
-import { ComponentIdSchema, IdSchema, JobStateSchema, Sha256Schema } from '@flowfleet/protocol';
+import {
+  ComponentIdSchema,
+  IdSchema,
+  JobStateSchema,
+  MAX_WEIGHT_SHARDS,
+  PeftLoraConfigSchema,
+  Sha256Schema,
+} from '@flowfleet/protocol';
 import { z } from 'zod';
 
 // Schemas of the coordinator's own route parameters and request bodies. The response bodies it
@@ -32,8 +39,38 @@ export const WeightReportQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
 
-/** `POST /v1/weights/:component/sync` body. */
-export const SyncBodySchema = z.strictObject({
-  version: z.int().min(1),
-  sha256: Sha256Schema,
-});
+/**
+ * `POST /v1/weights/:component/sync` body: `{version, sha256}` (one safetensors file),
+ * `{version, shards: [{sha256}, …]}` (a sharded checkpoint, in the index's file order), or
+ * `{version, sha256, lora: {base, config, expectLayers?}}` (a LoRA adapter merged into version
+ * `base`; `config` is PEFT's adapter_config.json).
+ */
+export const SyncBodySchema = z
+  .strictObject({
+    version: z.int().min(1),
+    sha256: Sha256Schema.optional(),
+    shards: z
+      .array(z.strictObject({ sha256: Sha256Schema }))
+      .min(1)
+      .max(MAX_WEIGHT_SHARDS)
+      .optional(),
+    lora: z
+      .strictObject({
+        base: z.int().min(1),
+        config: PeftLoraConfigSchema,
+        expectLayers: z.int().min(1).optional(),
+      })
+      .optional(),
+  })
+  .refine((body) => (body.sha256 === undefined) !== (body.shards === undefined), {
+    message: 'give sha256 (one file) or shards (a sharded checkpoint), not both',
+    path: ['sha256'],
+  })
+  .refine((body) => body.lora === undefined || body.sha256 !== undefined, {
+    message: 'a LoRA adapter is one file: give its sha256',
+    path: ['lora'],
+  })
+  .refine((body) => body.lora === undefined || body.lora.base < body.version, {
+    message: 'lora.base must be a version below the new one',
+    path: ['lora', 'base'],
+  });

@@ -1,10 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { link, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { FlowfleetError } from '@flowfleet/errors';
 import type { ResultFile } from '@flowfleet/protocol';
+import {
+  BlobDigestTaker,
+  digestStoredBlob,
+  readBlobDigest,
+  writeBlobDigest,
+  type BlobDigest,
+} from './blob-digest.js';
+import { hashFile, isErrno, removeFile, syncDirectory } from './store-files.js';
 
 /** Bytes to store: a request stream, or chunks already in memory. */
 export type ByteSource = AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
@@ -23,8 +31,17 @@ export interface ResultWrite extends StoredObject {
 
 /** An opened object: its size (for Content-Length) and a stream of its bytes. */
 export interface OpenedObject {
+  /** Bytes the stream gives (the range's length when one was asked for). */
   readonly sizeBytes: number;
+  /** The whole object's size. */
+  readonly totalBytes: number;
   readonly stream: Readable;
+}
+
+/** A byte range `[start, end]` (inclusive, as HTTP ranges are) inside an object. */
+export interface ByteRange {
+  readonly start: number;
+  readonly end: number;
 }
 
 /**
@@ -41,8 +58,18 @@ export interface BlobStore {
   putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject>;
   /** The size of a blob, or undefined when absent. */
   statBlob(sha256: string): Promise<StoredObject | undefined>;
-  /** Opens a blob for reading, or undefined when absent. */
-  openBlob(sha256: string): Promise<OpenedObject | undefined>;
+  /**
+   * Opens a blob (or `range` of it) for reading, or undefined when absent.
+   * @throws FlowfleetError API_RANGE_NOT_SATISFIABLE when `range` is not inside the blob
+   */
+  openBlob(sha256: string, range?: ByteRange): Promise<OpenedObject | undefined>;
+  /**
+   * What the blob holds: taken from its bytes as it was uploaded (every tensor's span and sha256
+   * for a safetensors file); for a blob stored without one, taken now from the stored bytes and
+   * kept. Undefined when the blob is absent.
+   * @throws FlowfleetError API_BLOB_CORRUPT when the stored bytes no longer hash to the name
+   */
+  blobDigest(sha256: string): Promise<BlobDigest | undefined>;
   /**
    * Stores a job's result file once; the same bytes again are a no-op.
    * @throws FlowfleetError `API_RESULT_CONFLICT` when different bytes are already stored,
@@ -62,15 +89,13 @@ export interface BlobStore {
 
 interface TempFile extends StoredObject {
   readonly path: string;
-}
-
-function isErrno(error: unknown, code: string): boolean {
-  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
+  readonly digest?: BlobDigest;
 }
 
 /**
- * A BlobStore in one directory: `sha256/<hex>` for blobs, `results/<jobId>/<file>` for results,
- * `tmp/` for uploads in flight (same filesystem, so publishing is an atomic rename or link).
+ * A BlobStore in one directory: `sha256/<hex>` for blobs, `digests/<hex>.json` for what each
+ * holds, `results/<jobId>/<file>` for results, `tmp/` for uploads in flight (same filesystem,
+ * so publishing is an atomic rename or link).
  */
 export class FsBlobStore implements BlobStore {
   readonly #root: string;
@@ -83,13 +108,21 @@ export class FsBlobStore implements BlobStore {
   async close(): Promise<void> {}
 
   async init(): Promise<void> {
-    for (const dir of ['sha256', 'results', 'tmp']) {
+    for (const dir of ['sha256', 'digests', 'results', 'tmp']) {
       await mkdir(join(this.#root, dir), { recursive: true });
     }
   }
 
   async putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject> {
-    const temp = await this.#receive(source, maxBytes);
+    const temp = await this.#receive(source, maxBytes, true);
+    // The digest first: a blob under its name always has one (a digest without its blob, after a
+    // crash between the two, is harmless: the next upload of those bytes writes both again).
+    try {
+      if (temp.digest !== undefined) await this.#writeDigest(temp.digest);
+    } catch (error) {
+      await removeFile(temp.path);
+      throw error;
+    }
     // Same content, same name: renaming over an existing copy is harmless and atomic.
     await rename(temp.path, this.#blobPath(temp.sha256));
     // The name is durable only once its directory is: a sync may name this blob next.
@@ -102,8 +135,18 @@ export class FsBlobStore implements BlobStore {
     return size === undefined ? undefined : { sha256, sizeBytes: size };
   }
 
-  openBlob(sha256: string): Promise<OpenedObject | undefined> {
-    return this.#open(this.#blobPath(sha256));
+  openBlob(sha256: string, range?: ByteRange): Promise<OpenedObject | undefined> {
+    return this.#open(this.#blobPath(sha256), range);
+  }
+
+  async blobDigest(sha256: string): Promise<BlobDigest | undefined> {
+    const path = this.#blobPath(sha256);
+    if ((await this.#size(path)) === undefined) return undefined;
+    const kept = await readBlobDigest(this.#digestPath(sha256), sha256);
+    if (kept !== undefined) return kept;
+    const digest = await digestStoredBlob(path, sha256);
+    await this.#writeDigest(digest);
+    return digest;
   }
 
   async putResult(
@@ -154,6 +197,18 @@ export class FsBlobStore implements BlobStore {
     return join(this.#root, 'sha256', sha256);
   }
 
+  #digestPath(sha256: string): string {
+    return join(this.#root, 'digests', `${sha256}.json`);
+  }
+
+  #writeDigest(digest: BlobDigest): Promise<void> {
+    return writeBlobDigest(
+      this.#digestPath(digest.sha256),
+      join(this.#root, 'tmp', `${randomUUID()}.digest`),
+      digest,
+    );
+  }
+
   #resultPath(jobId: string, file: ResultFile): string {
     return join(this.#root, 'results', jobId, file);
   }
@@ -167,19 +222,40 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async #open(path: string): Promise<OpenedObject | undefined> {
+  async #open(path: string, range?: ByteRange): Promise<OpenedObject | undefined> {
     const size = await this.#size(path);
     if (size === undefined) return undefined;
-    return { sizeBytes: size, stream: createReadStream(path) };
+    if (range === undefined)
+      return { sizeBytes: size, totalBytes: size, stream: createReadStream(path) };
+    const { start, end } = range;
+    if (
+      !Number.isSafeInteger(start) ||
+      !Number.isSafeInteger(end) ||
+      start < 0 ||
+      end < start ||
+      end >= size
+    ) {
+      throw new FlowfleetError(
+        'API_RANGE_NOT_SATISFIABLE',
+        `bytes ${start}-${end} are not inside the ${size} bytes of the object`,
+        { details: { start, end, sizeBytes: size } },
+      );
+    }
+    return {
+      sizeBytes: end - start + 1,
+      totalBytes: size,
+      stream: createReadStream(path, { start, end }),
+    };
   }
 
   /**
    * Streams `source` into a temp file while hashing it, enforcing `maxBytes` as it goes; the data
    * is on disk (fdatasync) before the caller publishes it under its final name.
    */
-  async #receive(source: ByteSource, maxBytes: number): Promise<TempFile> {
+  async #receive(source: ByteSource, maxBytes: number, digest = false): Promise<TempFile> {
     const path = join(this.#root, 'tmp', `${randomUUID()}.part`);
     const hash = createHash('sha256');
+    const taker = digest ? new BlobDigestTaker() : undefined;
     const handle = await open(path, 'wx');
     let sizeBytes = 0;
     try {
@@ -193,6 +269,7 @@ export class FsBlobStore implements BlobStore {
           );
         }
         hash.update(chunk);
+        taker?.update(chunk);
         await handle.write(chunk);
       }
       await handle.datasync();
@@ -202,36 +279,12 @@ export class FsBlobStore implements BlobStore {
       throw error;
     }
     await handle.close();
-    return { path, sha256: hash.digest('hex'), sizeBytes };
+    const sha256 = hash.digest('hex');
+    return {
+      path,
+      sha256,
+      sizeBytes,
+      ...(taker === undefined ? {} : { digest: taker.finish(sha256, sizeBytes) }),
+    };
   }
-}
-
-/** Makes a directory's entries (a new name: link, rename, mkdir) durable. */
-async function syncDirectory(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Deletes a file; one that is already gone is fine. */
-async function removeFile(path: string): Promise<void> {
-  try {
-    await unlink(path);
-  } catch (error) {
-    if (!isErrno(error, 'ENOENT')) throw error;
-  }
-}
-
-async function hashFile(path: string): Promise<StoredObject> {
-  const hash = createHash('sha256');
-  let sizeBytes = 0;
-  for await (const chunk of createReadStream(path)) {
-    const bytes = chunk as Buffer;
-    sizeBytes += bytes.byteLength;
-    hash.update(bytes);
-  }
-  return { sha256: hash.digest('hex'), sizeBytes };
 }

@@ -9,11 +9,13 @@ export type { CoordinatorEnv } from './env.js';
 export { FsBlobStore } from './blob-store.js';
 export type {
   BlobStore,
+  ByteRange,
   ByteSource,
   OpenedObject,
   ResultWrite,
   StoredObject,
 } from './blob-store.js';
+export type { BlobDigest } from './blob-digest.js';
 export { admissionSchema, admitRolloutRequest } from './rollout-admission.js';
 export type { AdmittedRollout } from './rollout-admission.js';
 export { FleetCapacity } from './fleet-capacity.js';

@@ -1,16 +1,18 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import {
   SyncAckSchema,
+  WeightVersionRecordSchema,
   type ResolvedWeightRequirement,
   type ResolvedWeightRequirements,
   type SyncStatus,
   type WeightReport,
   type WeightRequirements,
-  type WeightSync,
+  type WeightVersionRecord,
   type WeightVersionReport,
 } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
 import type { CoordinatorKeys } from './keys.js';
+import type { BuiltVersion } from './weight-version-builder.js';
 
 /**
  * How a synced version fared across the fleet: `loaded` (some worker acked ok), `failed` (no
@@ -19,18 +21,15 @@ import type { CoordinatorKeys } from './keys.js';
  */
 export type VersionStatus = WeightVersionReport['status'];
 
-interface VersionRecord {
-  readonly sha256: string;
-  readonly sizeBytes: number;
-  readonly at: string;
-}
-
 // KEYS: weights hash, sync stream, components set. ARGV: version, record JSON, sync JSON,
-// channel, stream max length, component. Returns {1, previous, streamId} or {0, current}.
+// channel, stream max length, component, LoRA base version (0: none). Returns
+// {1, previous, streamId}, {0, current} (stale) or {2, current} (the base was never synced).
 const SYNC_SCRIPT = `
 local current = tonumber(redis.call('HGET', KEYS[1], 'current') or '0')
 local version = tonumber(ARGV[1])
 if version <= current then return {0, current} end
+local base = tonumber(ARGV[7])
+if base > 0 and redis.call('HEXISTS', KEYS[1], 'v:' .. ARGV[7]) == 0 then return {2, current} end
 redis.call('HSET', KEYS[1], 'current', ARGV[1], 'v:' .. ARGV[1], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[6])
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'sync', ARGV[3])
@@ -54,15 +53,15 @@ export class WeightRegistry {
   }
 
   /**
-   * Records and broadcasts `sync`.
-   * @throws FlowfleetError `API_STALE_VERSION` when the version is not above the current one.
+   * Records and broadcasts a version (its record in `v:<n>`, its message on the stream and the
+   * channel).
+   * @throws FlowfleetError `API_STALE_VERSION` when the version is not above the current one,
+   *   `API_SYNC_BASE_UNKNOWN` when a LoRA version's base was never synced.
    */
-  async sync(sync: WeightSync): Promise<{ previous: number | null; streamId: string }> {
-    const record: VersionRecord = {
-      sha256: sync.sha256,
-      sizeBytes: sync.sizeBytes,
-      at: new Date().toISOString(),
-    };
+  async sync(built: BuiltVersion): Promise<{ previous: number | null; streamId: string }> {
+    const { sync } = built;
+    const record = { ...built.record, at: new Date().toISOString() };
+    const base = built.record.lora?.base ?? 0;
     const reply = (await this.#redis.eval(
       SYNC_SCRIPT,
       3,
@@ -75,8 +74,16 @@ export class WeightRegistry {
       this.#keys.syncChannel,
       String(SYNC_STREAM_MAX_LENGTH),
       sync.component,
+      String(base),
     )) as [number, number, string?];
     const [applied, current, streamId] = reply;
+    if (applied === 2) {
+      throw new FlowfleetError(
+        'API_SYNC_BASE_UNKNOWN',
+        `${sync.component} has no version ${base} to merge the adapter of version ${sync.version} into`,
+        { details: { component: sync.component, base, current, requested: sync.version } },
+      );
+    }
     if (applied !== 1 || streamId === undefined) {
       throw new FlowfleetError(
         'API_STALE_VERSION',
@@ -167,10 +174,16 @@ export class WeightRegistry {
     const replies = versions.length === 0 ? [] : ((await pipeline.exec()) ?? []);
     const report: Record<string, WeightVersionReport> = {};
     versions.forEach((version, i) => {
-      const record = JSON.parse(fields[`v:${version}`] ?? '{}') as VersionRecord;
+      const stored = safeJson(fields[`v:${version}`] ?? '');
+      const parsed = WeightVersionRecordSchema.safeParse(stored);
+      // A damaged record is reported as read: the route's response check turns it into a coded
+      // 500 (COORD_RESPONSE_INVALID) with a log line rather than hiding the version.
+      const record = parsed.success ? parsed.data : ((stored ?? {}) as WeightVersionRecord);
       const raw = (replies[i]?.[1] ?? {}) as Record<string, string>;
       const acks: Record<string, SyncStatus> = {};
       const reasons: Record<string, string> = {};
+      const boundLayers: Record<string, number> = {};
+      const fetchedBytes: Record<string, number> = {};
       for (const [workerId, json] of Object.entries(raw)) {
         const ack = SyncAckSchema.safeParse(safeJson(json));
         if (!ack.success || ack.data.version !== version) continue;
@@ -178,14 +191,21 @@ export class WeightRegistry {
         if (ack.data.reason !== undefined && ack.data.status !== 'ok') {
           reasons[workerId] = ack.data.reason;
         }
+        if (ack.data.boundLayers !== undefined) boundLayers[workerId] = ack.data.boundLayers;
+        if (ack.data.fetchedBytes !== undefined) fetchedBytes[workerId] = ack.data.fetchedBytes;
       }
       report[String(version)] = {
         sha256: record.sha256,
         sizeBytes: record.sizeBytes,
-        syncedAt: record.at,
+        syncedAt: record.at ?? new Date(0).toISOString(),
         status: versionStatus(acks, liveWorkers, version < (current ?? 0)),
+        kind: record.kind ?? 'full',
+        shards: record.shards?.length ?? 1,
+        base: record.lora?.base ?? null,
         acks,
         reasons,
+        boundLayers,
+        fetchedBytes,
       };
     });
     return { component, current, versions: report };

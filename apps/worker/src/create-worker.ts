@@ -71,7 +71,7 @@ class FleetWorker implements FlowfleetWorker {
     const compute = this.#started(await startCompute(context));
     const models = (this.#models = this.#started(await loadModels(context, { compute })));
     const link = (this.#link = this.#started(linkFleet(context, { redis, compute, models })));
-    const weights = this.#started(await catchUpWeights(context, { redis, models, link }));
+    const weights = this.#started(await catchUpWeights(context, { redis, compute, models, link }));
     const gate = this.#gate;
     const lanes = this.#started(openLanes(context, { gate, redis, models, link, weights }));
     this.#lanes = lanes;

@@ -21,6 +21,7 @@ import {
   type Lanes,
   type Matrix,
   type OpenApiDocument,
+  type PeftLoraConfigJson,
   type ResultUpload,
   type RolloutRequestInput,
   type StoredBlob,
@@ -35,6 +36,11 @@ import {
 } from './client-options.js';
 import { enqueueRound, type RoundCommon, type RoundGroup } from './enqueue-round.js';
 import { HttpTransport, type CallOptions } from './http-transport.js';
+import {
+  pushCheckpoint,
+  type PushCheckpointOptions,
+  type PushedCheckpoint,
+} from './push-checkpoint.js';
 import { sha256Hex } from './sha256-hex.js';
 import { waitForJob, type WaitForOptions } from './wait-for-job.js';
 import {
@@ -45,6 +51,16 @@ import {
 } from './wait-for-sync.js';
 
 const segment = (value: string): string => encodeURIComponent(value);
+
+/** Options of {@link FlowfleetClient.syncWeights}. */
+export interface SyncWeightsOptions extends CallOptions {
+  /** Sync the blob as a LoRA adapter: its base version, PEFT's config, the layers it must bind. */
+  readonly lora?: {
+    readonly base: number;
+    readonly config: PeftLoraConfigJson;
+    readonly expectLayers?: number;
+  };
+}
 
 /** Options of {@link FlowfleetClient.enqueueRollouts}. */
 export interface EnqueueOptions extends CallOptions {
@@ -264,25 +280,93 @@ export class FlowfleetClient {
   }
 
   /**
-   * Makes an uploaded blob the next weight version of `component` (recorded, broadcast).
-   * @throws FlowfleetError API_STALE_VERSION, API_BLOB_NOT_FOUND, API_INVALID_BODY, transport codes
+   * Bytes `[start, end)` of a blob as stored, unchecked (`Range: bytes=start-(end-1)`; the worker
+   * verifies each tensor of a range against its manifest digest).
+   * @throws FlowfleetError API_BLOB_NOT_FOUND, API_RANGE_NOT_SATISFIABLE, CLIENT_BAD_RESPONSE (an
+   *   answer of another length), CLIENT_INVALID_OPTIONS (an empty or malformed range), transport
+   *   codes
+   */
+  async getBlobRange(
+    sha256: string,
+    start: number,
+    end: number,
+    call?: CallOptions,
+  ): Promise<Uint8Array> {
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end <= start) {
+      throw new FlowfleetError(
+        'CLIENT_INVALID_OPTIONS',
+        `bytes [${start}, ${end}) is not a range`,
+        {
+          details: { option: 'range', start, end },
+        },
+      );
+    }
+    const path = `/v1/blobs/${segment(sha256)}`;
+    const bytes = await this.#http.bytes({
+      method: 'GET',
+      path,
+      headers: { range: `bytes=${start}-${end - 1}` },
+      idempotent: true,
+      ...withCall({ maxResponseBytes: end - start, ...call }),
+    });
+    if (bytes.byteLength !== end - start) {
+      throw new FlowfleetError(
+        'CLIENT_BAD_RESPONSE',
+        `GET ${path} bytes ${start}-${end - 1} answered ${bytes.byteLength} bytes, not ${end - start}`,
+        { details: { sha256, start, end, received: bytes.byteLength } },
+      );
+    }
+    return bytes;
+  }
+
+  /**
+   * Makes uploaded blobs the next weight version of `component` (recorded, broadcast): one
+   * safetensors file (`blobs` a sha256), the shards of a sharded checkpoint in file order (an
+   * array), or with `options.lora` a LoRA adapter merged into version `lora.base`.
+   * @throws FlowfleetError API_STALE_VERSION, API_BLOB_NOT_FOUND, API_SYNC_BASE_UNKNOWN,
+   *   FMT_SAFETENSORS_INVALID, FMT_CHECKPOINT_INVALID, MODEL_LORA_UNBOUND, MODEL_LORA_INVALID,
+   *   API_INVALID_BODY, CLIENT_INVALID_OPTIONS (an adapter given as shards), transport codes
    */
   syncWeights(
     component: string,
     version: number,
-    sha256: string,
-    call?: CallOptions,
+    blobs: string | readonly string[],
+    options: SyncWeightsOptions = {},
   ): Promise<SyncAccepted> {
+    const { lora, ...call } = options;
+    if (lora !== undefined && typeof blobs !== 'string') {
+      throw new FlowfleetError('CLIENT_INVALID_OPTIONS', 'a LoRA adapter is one blob, not shards', {
+        details: { option: 'lora' },
+      });
+    }
+    const named =
+      typeof blobs === 'string'
+        ? { sha256: blobs }
+        : { shards: blobs.map((sha256) => ({ sha256 })) };
     return this.#http.json(
       {
         method: 'POST',
         path: `/v1/weights/${segment(component)}/sync`,
-        json: { version, sha256 },
+        json: { version, ...named, ...(lora === undefined ? {} : { lora }) },
         idempotent: false,
         ...withCall(call),
       },
       SyncAcceptedSchema,
     );
+  }
+
+  /**
+   * Uploads a checkpoint from disk (a safetensors file, a directory with one, or a sharded
+   * directory with its `*.safetensors.index.json`) and syncs it; with `options.lora`, as an
+   * adapter (its config from `adapter_config.json` beside it unless given).
+   * @throws as {@link pushCheckpoint}
+   */
+  pushCheckpoint(
+    component: string,
+    path: string,
+    options?: PushCheckpointOptions,
+  ): Promise<PushedCheckpoint> {
+    return pushCheckpoint(this, component, path, options);
   }
 
   /**

@@ -1,5 +1,12 @@
 export { FlowfleetClient, createClient } from './flowfleet-client.js';
-export type { EnqueueOptions, StatusWait } from './flowfleet-client.js';
+export type { EnqueueOptions, StatusWait, SyncWeightsOptions } from './flowfleet-client.js';
+export { pushCheckpoint } from './push-checkpoint.js';
+export type {
+  CheckpointPusher,
+  LoraSyncOptions,
+  PushCheckpointOptions,
+  PushedCheckpoint,
+} from './push-checkpoint.js';
 export { ROUND_CONCURRENCY, enqueueRound } from './enqueue-round.js';
 export type { RolloutEnqueuer, RoundCommon, RoundGroup } from './enqueue-round.js';
 export { CLIENT_DEFAULTS, resolveClientOptions } from './client-options.js';

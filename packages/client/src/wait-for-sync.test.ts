@@ -44,7 +44,18 @@ function source(state: State): SyncStateSource & { limits: (number | undefined)[
       limits.push(query?.limit);
       const versions: WeightReport['versions'] = {};
       for (const [version, entry] of Object.entries(state.versions)) {
-        versions[version] = { sha256: SHA, sizeBytes: 1, syncedAt: AT, reasons: {}, ...entry };
+        versions[version] = {
+          sha256: SHA,
+          sizeBytes: 1,
+          syncedAt: AT,
+          kind: 'full',
+          shards: 1,
+          base: null,
+          reasons: {},
+          boundLayers: {},
+          fetchedBytes: {},
+          ...entry,
+        };
       }
       return { component, current: state.current, versions };
     },

@@ -179,6 +179,12 @@ export const ERROR_CODES = {
     httpStatus: 404,
     summary: 'No blob with this sha256 is stored; upload it with PUT /v1/blobs first.',
   },
+  API_SYNC_BASE_UNKNOWN: {
+    source: 'coordinator',
+    httpStatus: 409,
+    summary:
+      "A LoRA sync's `lora.base` is not a synced version of the component below the new one; nothing was recorded.",
+  },
   API_NO_CAPACITY: {
     source: 'coordinator',
     httpStatus: 409,
@@ -218,6 +224,12 @@ export const ERROR_CODES = {
     httpStatus: 413,
     summary: 'An upload (blob or result file) exceeds its size limit; nothing is kept.',
   },
+  API_RANGE_NOT_SATISFIABLE: {
+    source: 'coordinator',
+    httpStatus: 416,
+    summary:
+      'A blob download asked for a byte range that is malformed or not inside the blob (ranges are `bytes=first-last`, one per request).',
+  },
   API_UNSUPPORTED_MEDIA_TYPE: {
     source: 'coordinator',
     httpStatus: 415,
@@ -229,6 +241,12 @@ export const ERROR_CODES = {
     httpStatus: 503,
     summary:
       'Redis did not answer while the request was served (down, restarting, unreachable); retry after Retry-After seconds. Only a connection cut mid-command leaves a mutation possibly applied.',
+  },
+  API_BLOB_CORRUPT: {
+    source: 'coordinator',
+    httpStatus: 500,
+    summary:
+      'A stored blob no longer hashes to its name (its file changed on disk), so it cannot be vouched for; upload it again.',
   },
   COORD_ENV_INVALID: {
     source: 'coordinator',
@@ -452,6 +470,12 @@ export const ERROR_CODES = {
     httpStatus: 500,
     summary: 'A safetensors file could not be opened, sized or read.',
   },
+  FMT_CHECKPOINT_INVALID: {
+    source: 'formats',
+    httpStatus: 400,
+    summary:
+      'A checkpoint is not one safetensors file, a directory with one, or shards named by one `*.safetensors.index.json` that agrees with their headers; or two shards hold the same tensor. `details.reason` names the rule, `details.problems` lists each disagreement.',
+  },
   FMT_ONNX_MALFORMED: {
     source: 'formats',
     httpStatus: 400,
@@ -483,7 +507,19 @@ export const ERROR_CODES = {
     source: 'models',
     httpStatus: 400,
     summary:
-      'A weight set does not match the config: lists missing, unexpected and wrong-shape tensors.',
+      "A weight set or checkpoint does not match the component after the card's key maps: one error listing every missing, unexpected (unknown or mapped twice) and wrong-shape or wrong-dtype tensor.",
+  },
+  MODEL_LORA_INVALID: {
+    source: 'models',
+    httpStatus: 400,
+    summary:
+      "A LoRA adapter does not fit the component: its config is unsupported (DoRA, fan_in_fan_out, a bias) or malformed, or its tensors do not pair up or do not match the layer's shape or rank; lists every problem.",
+  },
+  MODEL_LORA_UNBOUND: {
+    source: 'models',
+    httpStatus: 422,
+    summary:
+      'A LoRA adapter binds no layer of the component, or fewer than `lora.expectLayers`: the silent no-op is refused and nothing changes; details give boundLayers and the adapter modules left unbound.',
   },
   MODEL_WEIGHTS_IO: {
     source: 'models',

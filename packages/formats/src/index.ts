@@ -30,6 +30,20 @@ export {
   parseSafetensorsHeader,
   readHeaderLength,
 } from './safetensors/safetensors-header.js';
+export { tensorFromBytes } from './safetensors/tensor-bytes.js';
+export { SafetensorsDigester, digestSafetensors } from './safetensors/safetensors-digest.js';
+export type { SafetensorsDigest } from './safetensors/safetensors-digest.js';
+export {
+  SAFETENSORS_INDEX_SUFFIX,
+  openSafetensorsCheckpoint,
+  parseSafetensorsIndex,
+} from './safetensors/safetensors-checkpoint.js';
+export type {
+  CheckpointInvalidReason,
+  SafetensorsCheckpoint,
+  SafetensorsIndex,
+  SafetensorsShardFile,
+} from './safetensors/safetensors-checkpoint.js';
 export type { SafetensorsEntry, SafetensorsHeader } from './safetensors/safetensors-header.js';
 export { SafetensorsFileReader, readSafetensorsHeader } from './safetensors/safetensors-file.js';
 export type {

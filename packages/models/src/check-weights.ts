@@ -4,6 +4,8 @@ import type { TensorData } from '@flowfleet/platform';
 /** A tensor whose dims or dtype differ from what the config expects. */
 export interface WrongShapeTensor {
   readonly name: string;
+  /** The checkpoint key it came under, when that is not `name`. */
+  readonly source?: string;
   readonly expected: readonly number[];
   readonly actual: readonly number[];
   readonly dtype: string;
@@ -47,8 +49,15 @@ export function checkWeightsAgainstConfig(
   shapes: ReadonlyMap<string, readonly number[]>,
 ): void {
   const diff = diffWeights(tensors, shapes);
-  const problems = diff.missing.length + diff.unexpected.length + diff.wrongShape.length;
-  if (problems === 0) return;
+  if (diff.missing.length + diff.unexpected.length + diff.wrongShape.length === 0) return;
+  throw weightsMismatch(diff);
+}
+
+/**
+ * The MODEL_WEIGHTS_MISMATCH error listing every difference (the message names the first five of
+ * each kind, `details` all of them).
+ */
+export function weightsMismatch(diff: WeightsMismatch): FlowfleetError {
   const parts = [
     diff.missing.length > 0 ? `missing: ${diff.missing.slice(0, 5).join(', ')}` : '',
     diff.unexpected.length > 0 ? `unexpected: ${diff.unexpected.slice(0, 5).join(', ')}` : '',
@@ -59,7 +68,7 @@ export function checkWeightsAgainstConfig(
           .join(', ')}`
       : '',
   ].filter((part) => part !== '');
-  throw new FlowfleetError(
+  return new FlowfleetError(
     'MODEL_WEIGHTS_MISMATCH',
     `weights do not match the config (${parts.join('; ')})`,
     {

@@ -94,8 +94,16 @@ export const WeightReportSchema = z.object({
       sizeBytes: Count,
       syncedAt: TimestampSchema,
       status: z.enum(['pending', 'loaded', 'failed', 'superseded']),
+      /** `full` (a checkpoint of `shards` blobs) or `lora` (an adapter on `base`). */
+      kind: z.enum(['full', 'lora']),
+      shards: z.int().min(1),
+      base: z.int().min(1).nullable(),
       acks: z.record(IdSchema, SyncStatusSchema),
       reasons: z.record(IdSchema, z.string()),
+      /** Per worker: the layers a LoRA version's adapter bound there. */
+      boundLayers: z.record(IdSchema, z.int().min(0)),
+      /** Per worker: the bytes it fetched for the version (less than sizeBytes on a delta). */
+      fetchedBytes: z.record(IdSchema, z.int().min(0)),
     }),
   ),
 });

@@ -32,6 +32,24 @@ export type { WorkerHeartbeat } from './worker-heartbeat.js';
 export { manifestSatisfies } from './manifest-satisfies.js';
 export type { Satisfaction } from './manifest-satisfies.js';
 export { SyncAckSchema, WeightSyncSchema, weightSyncSchema } from './weight-sync.js';
+export {
+  LoraRecordSchema,
+  MAX_WEIGHT_SHARDS,
+  ManifestTensorSchema,
+  PeftLoraConfigSchema,
+  WEIGHT_MANIFEST_FORMAT,
+  WeightBlobSchema,
+  WeightManifestSchema,
+  WeightVersionRecordSchema,
+} from './weight-record.js';
+export type {
+  LoraRecord,
+  ManifestTensor,
+  PeftLoraConfigJson,
+  WeightBlob,
+  WeightManifest,
+  WeightVersionRecord,
+} from './weight-record.js';
 export type { SyncAck, SyncStatus, WeightSync } from './weight-sync.js';
 export { JobProgressSchema, JobStateSchema, JobStatusSchema, JobViewSchema } from './job-status.js';
 export type { JobProgress, JobState, JobStatus, JobView, RolloutListItem } from './job-status.js';

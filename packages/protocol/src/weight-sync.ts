@@ -1,18 +1,31 @@
 import { z } from 'zod';
 import { ComponentIdSchema, IdSchema, Sha256Schema, TimestampSchema } from './atoms.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
+import { MAX_WEIGHT_SHARDS } from './weight-record.js';
 
 /**
- * The weight-sync schema under `limits`: the trainer announces that `component` is now at
- * `version` (strictly increasing from 1), whose safetensors blob has this sha256 and size.
+ * The weight-sync message under `limits` (the channel and the stream carry it): `component` is
+ * now at `version` (strictly increasing from 1), whose content id and full-fetch size are
+ * `sha256` and `sizeBytes` (its version record says the rest: `kind`, shards, manifest, LoRA
+ * base). `kind` is present for sharded and LoRA versions; one blob (a file, an adapter, each
+ * shard) is at most `maxBlobBytes`.
  */
 export function weightSyncSchema(limits: Limits = DEFAULT_LIMITS) {
-  return z.strictObject({
-    component: ComponentIdSchema,
-    version: z.int().min(1),
-    sha256: Sha256Schema,
-    sizeBytes: z.int().min(1).max(limits.maxBlobBytes),
-  });
+  return z
+    .strictObject({
+      component: ComponentIdSchema,
+      version: z.int().min(1),
+      sha256: Sha256Schema,
+      sizeBytes: z
+        .int()
+        .min(1)
+        .max(limits.maxBlobBytes * MAX_WEIGHT_SHARDS),
+      kind: z.enum(['sharded', 'lora']).optional(),
+    })
+    .refine((sync) => sync.kind === 'sharded' || sync.sizeBytes <= limits.maxBlobBytes, {
+      message: `one blob is at most maxBlobBytes (${limits.maxBlobBytes})`,
+      path: ['sizeBytes'],
+    });
 }
 
 /** The weight-sync schema under the default limits. */
@@ -37,6 +50,14 @@ export const SyncAckSchema = z
     version: z.int().min(1),
     status: SyncStatusSchema,
     reason: z.string().min(1).optional(),
+    /** The error code of a refusal or failure, when it had one. */
+    code: z.string().min(1).optional(),
+    /** A LoRA version: how many layers its adapter bound on this worker. */
+    boundLayers: z.int().min(0).optional(),
+    /** Bytes this worker fetched for the version (a delta fetches only changed tensors). */
+    fetchedBytes: z.int().min(0).optional(),
+    /** Tensors it kept from the version it held instead of fetching them. */
+    reusedTensors: z.int().min(0).optional(),
     at: TimestampSchema,
   })
   .refine((ack) => ack.status === 'ok' || ack.reason !== undefined, {

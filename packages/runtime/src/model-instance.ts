@@ -129,6 +129,14 @@ export class ModelInstance {
     return this.#versions.current(id).version;
   }
 
+  /**
+   * The weight set new rollouts start on (a sync builds the next version from it: a delta keeps
+   * its unchanged tensors, a LoRA merges into it). @throws FlowfleetError RT_UNKNOWN_COMPONENT
+   */
+  currentWeights(id: string): WeightSet {
+    return this.#versions.current(id).weights;
+  }
+
   /** Every version of the component still held (current first). */
   residentVersions(id: string): readonly number[] {
     return this.#versions.resident(id);

@@ -128,6 +128,13 @@ WEIGHT_REPORT = obj(
     current=nullable(COUNT),
     versions=map_of(
         obj(
+            {
+                "kind": literal("full", "lora"),
+                "shards": COUNT,
+                "base": nullable(COUNT),
+                "boundLayers": map_of(COUNT),
+                "fetchedBytes": map_of(COUNT),
+            },
             sha256=STR,
             sizeBytes=COUNT,
             status=literal("pending", "loaded", "failed", "superseded"),

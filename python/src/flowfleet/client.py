@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 from urllib.parse import quote, urlsplit
 
 from . import _schema as schema
+from .checkpoint import INDEX_SUFFIX, open_checkpoint
 from .errors import FlowfleetError, invalid_option
 from .retry import RetryOption, RetryPolicy, resolve_retry
 from .rollout_file import RolloutFile, read_rollout_file
@@ -40,7 +44,7 @@ from .waiting import (
     wait_for_job,
     wait_for_sync,
 )
-from .weights import WeightsSource, weights_bytes
+from .weights import WeightsSource, read_weights_file, weights_bytes
 
 #: Default bound on one try (s) and the default retry policy (the TypeScript SDK's).
 DEFAULT_TIMEOUT_S = 30.0
@@ -61,10 +65,34 @@ class PushedWeights:
 
     component: str
     version: int
+    #: The version's content id (a single file's sha256; a sharded checkpoint's manifest).
     sha256: str
     size_bytes: int
     sync: SyncAccepted
     progress: SyncProgress
+    #: Every blob uploaded (one per shard).
+    blobs: tuple[StoredBlob, ...] = ()
+
+
+def _lora_body(lora: Mapping[str, Any], shards: tuple[Path, ...]) -> dict[str, Any]:
+    """A sync's ``lora`` object: ``config`` read from ``adapter_config.json`` beside the adapter
+    unless given. :raises FlowfleetError: ``CLIENT_INVALID_OPTIONS``, ``FMT_FILE_IO``"""
+    if len(shards) != 1:
+        raise invalid_option("a LoRA adapter is one safetensors file, not shards", "lora")
+    if "base" not in lora:
+        raise invalid_option("lora needs its base version", "lora")
+    body = dict(lora)
+    if "config" not in body:
+        config_path = shards[0].parent / "adapter_config.json"
+        try:
+            body["config"] = json.loads(config_path.read_text(encoding="utf-8"))
+        except OSError as cause:
+            raise FlowfleetError(
+                "FMT_FILE_IO", f"cannot read {config_path}: {cause}", {"path": str(config_path)}
+            ) from cause
+        except ValueError as cause:
+            raise invalid_option(f"{config_path} is not JSON", "lora") from cause
+    return body
 
 
 class Client:
@@ -335,14 +363,32 @@ class Client:
         return self._http.read_bytes("GET", f"/v1/blobs/{_segment(sha256)}", call=call)
 
     def sync_weights(
-        self, component: str, version: int, sha256: str, *, call: Call | None = None
+        self,
+        component: str,
+        version: int,
+        sha256: str | Sequence[str],
+        *,
+        lora: Mapping[str, Any] | None = None,
+        call: Call | None = None,
     ) -> SyncAccepted:
-        """Makes an uploaded blob the next weight version of ``component`` (recorded, broadcast).
-        Sent once (a retry could meet ``API_STALE_VERSION``) unless the connection was refused.
+        """Makes uploaded blobs the next weight version of ``component`` (recorded, broadcast):
+        one safetensors file (``sha256`` a string), the shards of a sharded checkpoint in file
+        order (a sequence), or with ``lora={"base": n, "config": {…}, "expectLayers"?: m}`` a LoRA
+        adapter merged into version ``n`` (``config`` is PEFT's adapter_config.json object). Sent
+        once (a retry could meet ``API_STALE_VERSION``) unless the connection was refused.
 
-        :raises FlowfleetError: ``API_STALE_VERSION``, ``API_BLOB_NOT_FOUND``, ``API_INVALID_BODY``,
-            transport codes
+        :raises FlowfleetError: ``API_STALE_VERSION``, ``API_BLOB_NOT_FOUND``, ``API_SYNC_BASE_UNKNOWN``,
+            ``FMT_SAFETENSORS_INVALID``, ``FMT_CHECKPOINT_INVALID``, ``MODEL_LORA_UNBOUND``,
+            ``MODEL_LORA_INVALID``, ``API_INVALID_BODY``, ``CLIENT_INVALID_OPTIONS``, transport codes
         """
+        if isinstance(sha256, str):
+            body: dict[str, Any] = {"version": version, "sha256": sha256}
+        else:
+            if lora is not None:
+                raise invalid_option("a LoRA adapter is one blob, not shards", "lora")
+            body = {"version": version, "shards": [{"sha256": name} for name in sha256]}
+        if lora is not None:
+            body["lora"] = dict(lora)
         return cast(
             SyncAccepted,
             self._http.request_json(
@@ -350,7 +396,7 @@ class Client:
                 f"/v1/weights/{_segment(component)}/sync",
                 schema.SYNC_ACCEPTED,
                 idempotent=False,
-                json_body={"version": version, "sha256": sha256},
+                json_body=body,
                 call=call,
             ),
         )
@@ -399,27 +445,48 @@ class Client:
         component: str = "dit",
         version: int | None = None,
         dtype: str | None = None,
+        lora: Mapping[str, Any] | None = None,
         min_workers: int | None = None,
         timeout_s: float = SYNC_TIMEOUT_S,
         on_update: Callable[[SyncProgress], None] | None = None,
     ) -> PushedWeights:
-        """Uploads weights (a safetensors path or bytes, or a ``state_dict`` of torch tensors or
-        numpy arrays, F32/F16/BF16, cast to ``dtype`` when given), syncs them as ``version``
-        (default: the current version + 1) and waits until every live worker (or ``min_workers``)
-        acked it ``ok``.
+        """Uploads weights — a safetensors path or bytes; a checkpoint directory (one file, a PEFT
+        adapter directory, or shards and their ``*.safetensors.index.json``, uploaded one shard
+        at a time); or a ``state_dict`` of torch tensors or numpy arrays, F32/F16/BF16, cast to
+        ``dtype`` when given — syncs them as ``version`` (default: the current version + 1) and
+        waits until every live worker (or ``min_workers``) acked it ``ok``. With
+        ``lora={"base": n, "config"?: {…}, "expectLayers"?: m}`` the file is a LoRA adapter merged
+        into version ``n``; ``config`` defaults to the ``adapter_config.json`` beside it.
 
         :raises FlowfleetError: those of :func:`~flowfleet.weights.weights_bytes`,
-            :meth:`upload_blob`, :meth:`sync_weights` and :meth:`wait_for_sync`
+            :func:`~flowfleet.checkpoint.open_checkpoint`, :meth:`upload_blob`,
+            :meth:`sync_weights` and :meth:`wait_for_sync`
         """
-        data = weights_bytes(weights, dtype)
+        if isinstance(weights, (str, os.PathLike)) and (
+            Path(weights).is_dir() or os.fspath(weights).endswith(INDEX_SUFFIX) or lora is not None
+        ):
+            if dtype is not None:
+                raise invalid_option("dtype casts a state_dict; a checkpoint is sent as it is", "dtype")
+            checkpoint = open_checkpoint(weights)
+            lora_body = None if lora is None else _lora_body(lora, checkpoint.shards)
+            blobs = tuple(self.upload_blob(read_weights_file(path)) for path in checkpoint.shards)
+            sharded = checkpoint.index_path is not None
+        else:
+            if lora is not None:
+                raise invalid_option("a LoRA adapter is a safetensors file or its directory", "lora")
+            lora_body = None
+            blobs = (self.upload_blob(weights_bytes(weights, dtype)),)
+            sharded = False
         if version is None:
             version = (self.weights(component, limit=1)["current"] or 0) + 1
-        stored = self.upload_blob(data)
-        accepted = self.sync_weights(component, version, stored["sha256"])
+        names = [blob["sha256"] for blob in blobs]
+        accepted = self.sync_weights(component, version, names if sharded else names[0], lora=lora_body)
         progress = self.wait_for_sync(
             component, version, min_workers=min_workers, timeout_s=timeout_s, on_update=on_update
         )
-        return PushedWeights(component, version, stored["sha256"], stored["sizeBytes"], accepted, progress)
+        return PushedWeights(
+            component, version, accepted["sha256"], accepted["sizeBytes"], accepted, progress, blobs
+        )
 
     def _get(self, path: str, check: schema.Check, call: Call | None) -> Any:
         return self._http.request_json("GET", path, check, idempotent=True, call=call)

@@ -28,6 +28,7 @@ CLIENT_CODES: frozenset[str] = frozenset(
         "FMT_ROLLOUT_INVALID",
         "FMT_INVALID_ARGUMENT",
         "FMT_FILE_IO",
+        "FMT_CHECKPOINT_INVALID",
     }
 )
 

@@ -10,6 +10,7 @@ package then decodes is one the spec accepts, and a refusal names the spec's rea
 from __future__ import annotations
 
 import json
+import os
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -202,3 +203,42 @@ def check_safetensors(data: bytes | bytearray | memoryview) -> SafetensorsHeader
                     "invalid-bool", f"BOOL tensor {name} holds byte {raw[bad]}", tensor=name, index=bad
                 )
     return SafetensorsHeader(tensors, metadata, data_start)
+
+
+def read_safetensors_header(path: str | os.PathLike[str]) -> SafetensorsHeader:
+    """The validated header of the safetensors file at ``path``, reading only its first 8 + N
+    bytes (every rule but the BOOL bytes, which need the values), as formats'
+    ``readSafetensorsHeader`` does.
+
+    :raises FlowfleetError: ``FMT_FILE_IO``, ``FMT_SAFETENSORS_INVALID``
+    """
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            first8 = file.read(8)
+            if len(first8) < 8:
+                raise safetensors_invalid(
+                    "too-short", "shorter than the 8-byte header length", fileBytes=size
+                )
+            (length,) = struct.unpack_from("<Q", first8, 0)
+            if length > MAX_HEADER_BYTES:
+                raise safetensors_invalid(
+                    "header-too-large", f"header length {length} is over 100 MB", headerBytes=str(length)
+                )
+            if 8 + length > size:
+                raise safetensors_invalid(
+                    "header-out-of-bounds",
+                    f"header length {length} runs past the file",
+                    headerBytes=length,
+                    fileBytes=size,
+                )
+            raw = file.read(length)
+    except OSError as cause:
+        raise FlowfleetError(
+            "FMT_FILE_IO", f"cannot read {os.fspath(path)}: {cause}", {"path": os.fspath(path)}
+        ) from cause
+    header = _parse_json(raw)
+    metadata = _parse_metadata(header)
+    tensors = {name: _parse_entry(name, header[name]) for name in sorted(header) if name != METADATA_KEY}
+    _check_layout(tensors, size - 8 - int(length))
+    return SafetensorsHeader(tensors, metadata, 8 + int(length))

@@ -73,7 +73,18 @@ class SyncAccepted(TypedDict):
     streamId: str
 
 
-class WeightVersionReport(TypedDict):
+class _WeightVersionFacts(TypedDict, total=False):
+    #: ``full`` (a checkpoint of ``shards`` blobs) or ``lora`` (an adapter on ``base``).
+    kind: Literal["full", "lora"]
+    shards: int
+    base: int | None
+    #: Per worker: the layers a LoRA version's adapter bound there.
+    boundLayers: dict[str, int]
+    #: Per worker: the bytes it fetched for the version (less than sizeBytes on a delta).
+    fetchedBytes: dict[str, int]
+
+
+class WeightVersionReport(_WeightVersionFacts):
     sha256: str
     sizeBytes: int
     syncedAt: str

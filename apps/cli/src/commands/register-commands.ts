@@ -75,8 +75,8 @@ export function registerCommands(program: Command, io: CliIo, hooks: CommandHook
   ).action(run('workers', (flags: RemoteOptions) => runWorkers(flags, io)));
 
   syncCommand(program).action(
-    run('sync', (flags: SyncFlags, component: string, file: string) =>
-      runSync(flags, component, file, io),
+    run('sync', (flags: SyncFlags, component: string, path: string) =>
+      runSync(flags, component, path, io),
     ),
   );
 

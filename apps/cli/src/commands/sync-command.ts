@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { readSafetensors, type FlowfleetClient, type SyncProgress } from '@flowfleet/client';
+import { type FlowfleetClient, type LoraSyncOptions, type SyncProgress } from '@flowfleet/client';
+import { openSafetensorsCheckpoint } from '@flowfleet/formats';
+import { PeftLoraConfigSchema, parseOrThrow, type PeftLoraConfigJson } from '@flowfleet/protocol';
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import type { Command } from 'commander';
 import { integerIn } from '../cli-args.js';
@@ -15,6 +17,9 @@ export interface SyncFlags extends RemoteOptions {
   readonly minWorkers?: number;
   readonly wait: boolean;
   readonly timeout: number;
+  readonly loraBase?: number;
+  readonly loraConfig?: string;
+  readonly expectLayers?: number;
 }
 
 /** Adds `sync` to the program. */
@@ -23,10 +28,24 @@ export function syncCommand(program: Command): Command {
     program
       .command('sync')
       .description(
-        'upload a weights file and make it the next version of a component on every worker',
+        'upload a checkpoint (a safetensors file, or a directory: one file, or shards and their *.safetensors.index.json) or a LoRA adapter and make it the next version of a component on every worker',
       )
       .argument('<component>', 'component id, e.g. dit')
-      .argument('<file>', 'weights .safetensors file')
+      .argument('<path>', 'a .safetensors file or a checkpoint directory')
+      .option(
+        '--lora-base <n>',
+        'sync <path> as a LoRA adapter merged into version n',
+        integerIn(1, Number.MAX_SAFE_INTEGER),
+      )
+      .option(
+        '--lora-config <file>',
+        "the adapter's PEFT adapter_config.json (default: the one beside the adapter)",
+      )
+      .option(
+        '--expect-layers <n>',
+        'refuse the adapter unless it binds at least n layers',
+        integerIn(1, 1_000_000),
+      )
       .option(
         '--version <n>',
         'the version (default: current + 1)',
@@ -47,40 +66,6 @@ export function syncCommand(program: Command): Command {
   );
 }
 
-/**
- * Reads a weights file and checks that it is safetensors (before uploading anything).
- * @throws FlowfleetError CLI_FILE_UNREADABLE
- */
-export async function readWeightsFile(path: string): Promise<Uint8Array> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(path);
-  } catch (cause) {
-    throw new FlowfleetError(
-      'CLI_FILE_UNREADABLE',
-      `cannot read ${path}: ${(cause as Error).message}`,
-      {
-        details: { path },
-        cause,
-      },
-    );
-  }
-  try {
-    readSafetensors(bytes);
-  } catch (cause) {
-    if (!isFlowfleetError(cause)) throw cause;
-    throw new FlowfleetError(
-      'CLI_FILE_UNREADABLE',
-      `${path} is not a safetensors file: ${cause.message}`,
-      {
-        details: { path },
-        cause,
-      },
-    );
-  }
-  return bytes;
-}
-
 /** Uploads `bytes` and syncs them as `version` (default current + 1) of `component`. */
 export async function pushWeights(
   client: FlowfleetClient,
@@ -97,27 +82,91 @@ export async function pushWeights(
 }
 
 /**
- * `flowfleet sync <component> <file>`: upload, sync, and wait until every live worker (or
+ * Finds the checkpoint at `path` (before uploading anything).
+ * @throws FlowfleetError CLI_FILE_UNREADABLE naming why (formats' reason in the cause)
+ */
+async function checkCheckpoint(path: string): Promise<void> {
+  try {
+    await openSafetensorsCheckpoint(path);
+  } catch (cause) {
+    if (!isFlowfleetError(cause) || !cause.code.startsWith('FMT_')) throw cause;
+    throw new FlowfleetError('CLI_FILE_UNREADABLE', `${path}: ${cause.message}`, {
+      details: { path, code: cause.code, ...cause.details },
+      cause,
+    });
+  }
+}
+
+/** The LoRA part of a push from the flags (none without `--lora-base`). */
+async function loraOf(flags: SyncFlags): Promise<LoraSyncOptions | undefined> {
+  if (flags.loraBase === undefined) {
+    if (flags.loraConfig !== undefined || flags.expectLayers !== undefined) {
+      throw new FlowfleetError('CLI_USAGE', '--lora-config and --expect-layers need --lora-base');
+    }
+    return undefined;
+  }
+  const config =
+    flags.loraConfig === undefined ? undefined : await readLoraConfig(flags.loraConfig);
+  return {
+    base: flags.loraBase,
+    ...(config === undefined ? {} : { config }),
+    ...(flags.expectLayers === undefined ? {} : { expectLayers: flags.expectLayers }),
+  };
+}
+
+/**
+ * A PEFT adapter_config.json named on the command line.
+ * @throws FlowfleetError CLI_FILE_UNREADABLE (unreadable, not JSON, not a LoRA config)
+ */
+async function readLoraConfig(path: string): Promise<PeftLoraConfigJson> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(path, 'utf8')) as unknown;
+  } catch (cause) {
+    throw new FlowfleetError(
+      'CLI_FILE_UNREADABLE',
+      `cannot read ${path} as JSON: ${(cause as Error).message}`,
+      { details: { path }, cause },
+    );
+  }
+  return parseOrThrow(PeftLoraConfigSchema, value, 'CLI_FILE_UNREADABLE', path);
+}
+
+/**
+ * `flowfleet sync <component> <path>`: upload a checkpoint (one file, or every shard of a sharded
+ * directory) or, with `--lora-base`, an adapter; sync it, and wait until every live worker (or
  * `--min-workers`) acked the version; prints each worker's ack.
  * @returns 0 when the target acked; a refused or failed version throws CLIENT_SYNC_FAILED (1)
  */
 export async function runSync(
   flags: SyncFlags,
   component: string,
-  file: string,
+  path: string,
   io: CliIo,
 ): Promise<number> {
   const json = flags.json === true;
   const client = remoteClient(flags, io);
-  const bytes = await readWeightsFile(file);
+  await checkCheckpoint(path);
+  const lora = await loraOf(flags);
   const started = performance.now();
-  const { blob, sync } = await pushWeights(client, component, bytes, flags.version, io.signal);
+  const { blobs, sync } = await client.pushCheckpoint(component, path, {
+    signal: io.signal,
+    ...(flags.version === undefined ? {} : { version: flags.version }),
+    ...(lora === undefined ? {} : { lora }),
+  });
+  const blob = blobs[0]!;
   if (!json) {
+    const total = blobs.reduce((sum, b) => sum + b.sizeBytes, 0);
     line(
       io.out,
-      `uploaded ${file}: ${formatBytes(blob.sizeBytes)}, sha256 ${blob.sha256.slice(0, 16)}…`,
+      blobs.length === 1
+        ? `uploaded ${path}: ${formatBytes(blob.sizeBytes)}, sha256 ${blob.sha256.slice(0, 16)}…`
+        : `uploaded ${path}: ${blobs.length} shards, ${formatBytes(total)}`,
     );
-    line(io.out, `synced ${component} v${sync.version} (previous ${sync.previous ?? 'none'})`);
+    line(
+      io.out,
+      `synced ${component} v${sync.version}${lora === undefined ? '' : ` (LoRA on v${lora.base})`} (previous ${sync.previous ?? 'none'})`,
+    );
   }
   let progress: SyncProgress | undefined;
   if (flags.wait) {
@@ -141,7 +190,10 @@ export async function runSync(
     );
   }
   if (json) {
-    line(io.out, JSON.stringify({ blob, sync, ...(progress === undefined ? {} : { progress }) }));
+    line(
+      io.out,
+      JSON.stringify({ blob, blobs, sync, ...(progress === undefined ? {} : { progress }) }),
+    );
     return EXIT_CODES.ok;
   }
   if (progress !== undefined) {

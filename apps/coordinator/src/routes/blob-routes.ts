@@ -2,6 +2,7 @@ import { FlowfleetError } from '@flowfleet/errors';
 import { StoredBlobSchema } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { BlobParamsSchema } from '../api-schemas.js';
+import type { ByteRange } from '../blob-store.js';
 import type { CoordinatorServices } from '../services.js';
 import type { ZodTypeProvider } from '../zod-type-provider.js';
 import { rawBodyStream, registerOctetStream } from './raw-body.js';
@@ -38,23 +39,49 @@ export function registerBlobRoutes(app: FastifyInstance, services: CoordinatorSe
     config: {
       flowfleet: {
         roles: ['worker', 'trainer'],
-        summary: 'Download a blob by its sha256',
+        summary:
+          'Download a blob by its sha256; `Range: bytes=first-last` (one range, inside the blob) answers 206 with those bytes',
         produces: { status: 200, body: 'binary' },
-        errors: ['API_BLOB_NOT_FOUND'],
+        errors: ['API_BLOB_NOT_FOUND', 'API_RANGE_NOT_SATISFIABLE'],
       },
     },
     handler: async (request, reply) => {
       const { sha256 } = request.params;
-      const opened = await blobs.openBlob(sha256);
+      const header = request.headers.range;
+      const range = header === undefined ? undefined : parseRange(header);
+      const opened = await blobs.openBlob(sha256, range);
       if (opened === undefined) {
         throw new FlowfleetError('API_BLOB_NOT_FOUND', `no blob ${sha256}`, {
           details: { sha256 },
         });
       }
-      return reply
+      reply
         .header('content-type', 'application/octet-stream')
-        .header('content-length', opened.sizeBytes)
-        .send(opened.stream);
+        .header('accept-ranges', 'bytes')
+        .header('content-length', opened.sizeBytes);
+      if (range !== undefined) {
+        reply
+          .status(206)
+          .header('content-range', `bytes ${range.start}-${range.end}/${opened.totalBytes}`);
+      }
+      return reply.send(opened.stream);
     },
   });
+}
+
+/**
+ * The one `bytes=first-last` range of a Range header (both positions given, inclusive);
+ * multi-range, open-ended and suffix forms are refused.
+ * @throws FlowfleetError API_RANGE_NOT_SATISFIABLE
+ */
+export function parseRange(header: string): ByteRange {
+  const match = /^bytes=(\d{1,15})-(\d{1,15})$/.exec(header.trim());
+  if (match === null) {
+    throw new FlowfleetError(
+      'API_RANGE_NOT_SATISFIABLE',
+      `Range ${JSON.stringify(header)} is not one bytes=first-last range`,
+      { details: { range: header } },
+    );
+  }
+  return { start: Number(match[1]), end: Number(match[2]) };
 }

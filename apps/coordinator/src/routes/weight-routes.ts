@@ -1,13 +1,13 @@
-import { FlowfleetError } from '@flowfleet/errors';
-import { SyncAcceptedSchema, WeightReportSchema, type WeightSync } from '@flowfleet/protocol';
+import { SyncAcceptedSchema, WeightReportSchema } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { ComponentParamsSchema, SyncBodySchema, WeightReportQuerySchema } from '../api-schemas.js';
 import type { CoordinatorServices } from '../services.js';
+import { buildWeightVersion } from '../weight-version-builder.js';
 import type { ZodTypeProvider } from '../zod-type-provider.js';
 
 /** Weight sync (trainer → fleet) and the per-version report (which workers have it). */
 export function registerWeightRoutes(app: FastifyInstance, services: CoordinatorServices): void {
-  const { blobs, weights, fleet } = services;
+  const { blobs, weights, fleet, cards } = services;
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.post('/v1/weights/:component/sync', {
@@ -20,27 +20,39 @@ export function registerWeightRoutes(app: FastifyInstance, services: Coordinator
       flowfleet: {
         roles: ['trainer'],
         summary:
-          'Make an uploaded blob the next weight version of a component: recorded, appended to the sync stream, published',
-        errors: ['API_STALE_VERSION', 'API_BLOB_NOT_FOUND', 'API_INVALID_JSON'],
+          'Make uploaded blobs the next weight version of a component (one safetensors file, the shards of a sharded checkpoint, or a LoRA adapter on a base version): recorded with its manifest, appended to the sync stream, published',
+        errors: [
+          'API_STALE_VERSION',
+          'API_BLOB_NOT_FOUND',
+          'API_SYNC_BASE_UNKNOWN',
+          'API_BLOB_CORRUPT',
+          'FMT_SAFETENSORS_INVALID',
+          'FMT_CHECKPOINT_INVALID',
+          'MODEL_LORA_UNBOUND',
+          'MODEL_LORA_INVALID',
+          'API_INVALID_JSON',
+        ],
         usesRedis: true,
       },
     },
     handler: async (request, reply) => {
       const { component } = request.params;
-      const { version, sha256 } = request.body;
-      const blob = await blobs.statBlob(sha256);
-      if (blob === undefined) {
-        throw new FlowfleetError(
-          'API_BLOB_NOT_FOUND',
-          `no blob ${sha256}: upload it with PUT /v1/blobs before syncing`,
-          { details: { sha256 } },
-        );
-      }
-      // Every part is validated (path, body) or the store's own (the blob's size).
-      const sync: WeightSync = { component, version, sha256, sizeBytes: blob.sizeBytes };
-      const { previous, streamId } = await weights.sync(sync);
-      request.log.info({ component, version, previous }, 'weight sync broadcast');
-      return reply.status(202).send({ ...sync, previous, streamId });
+      // Every part is validated (path, body) or the store's own (sizes, digests).
+      const built = await buildWeightVersion(blobs, cards, component, request.body);
+      const { sync } = built;
+      const { previous, streamId } = await weights.sync(built);
+      request.log.info(
+        { component, version: sync.version, previous, kind: built.record.kind ?? 'full' },
+        'weight sync broadcast',
+      );
+      return reply.status(202).send({
+        component,
+        version: sync.version,
+        sha256: sync.sha256,
+        sizeBytes: sync.sizeBytes,
+        previous,
+        streamId,
+      });
     },
   });
 

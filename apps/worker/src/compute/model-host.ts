@@ -1,5 +1,5 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import type { CardRegistry, ModelCard } from '@flowfleet/models';
+import type { CardRegistry, ModelCard, ModelComponentSpec } from '@flowfleet/models';
 import type { Platform, TensorData, WeightSet } from '@flowfleet/platform';
 import { ModelInstance } from '@flowfleet/runtime';
 
@@ -110,9 +110,17 @@ export class ModelHost {
 
   /** The expected shapes of `component` (from the first card that has it). */
   shapes(component: string): Map<string, number[]> {
+    return this.spec(component).parameterShapes();
+  }
+
+  /**
+   * The card's spec of `component` (the first card that has it): its shapes and checkpoint key
+   * maps. @throws FlowfleetError RT_UNKNOWN_COMPONENT
+   */
+  spec(component: string): ModelComponentSpec {
     for (const instance of this.#instances.values()) {
-      if (instance.componentIds.includes(component))
-        return componentShapes(instance.card, component);
+      const spec = instance.card.components.find((c) => c.id === component);
+      if (spec !== undefined) return spec;
     }
     throw new FlowfleetError(
       'RT_UNKNOWN_COMPONENT',
@@ -121,6 +129,20 @@ export class ModelHost {
         details: { component, known: this.componentIds() },
       },
     );
+  }
+
+  /**
+   * The tensors of the version of `component` new rollouts start on (from the first card that
+   * has it: every owner stages the same tensors). @throws FlowfleetError RT_UNKNOWN_COMPONENT
+   */
+  currentTensors(component: string): ReadonlyMap<string, TensorData> {
+    for (const instance of this.#instances.values()) {
+      if (instance.componentIds.includes(component)) {
+        return instance.currentWeights(component).tensors;
+      }
+    }
+    this.spec(component);
+    return new Map();
   }
 
   /**

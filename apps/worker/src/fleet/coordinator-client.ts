@@ -27,8 +27,8 @@ export interface CoordinatorClientOptions {
 }
 
 /**
- * The worker's two coordinator calls, `GET /v1/blobs/:sha256` (weights) and `PUT /v1/results/:id`
- * (both result files), over the SDK's transport: its retry policy, coded errors and connection
+ * The worker's coordinator calls, `GET /v1/blobs/:sha256` (weights: whole, or a byte range) and
+ * `PUT /v1/results/:id` (both result files), over the SDK's transport: its retry policy, coded errors and connection
  * pool. Only the worker's reading of the answers lives here: how long to retry each, a result
  * conflict as an outcome, and an upload that failed for good as WORKER_RESULT_UPLOAD_FAILED.
  */
@@ -71,6 +71,23 @@ export class CoordinatorClient {
   fetchBlob(sha256: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
     return this.#client.getBlobBytes(sha256, {
       maxResponseBytes: maxBytes,
+      retry: this.#downloadRetry,
+      ...(signal === undefined ? {} : { signal }),
+    });
+  }
+
+  /**
+   * Bytes `[start, end)` of a blob as stored (the caller verifies them).
+   * @throws FlowfleetError API_BLOB_NOT_FOUND, API_RANGE_NOT_SATISFIABLE, CLIENT_BAD_RESPONSE,
+   *   and the SDK transport's codes
+   */
+  fetchRange(
+    sha256: string,
+    start: number,
+    end: number,
+    signal?: AbortSignal,
+  ): Promise<Uint8Array> {
+    return this.#client.getBlobRange(sha256, start, end, {
       retry: this.#downloadRetry,
       ...(signal === undefined ? {} : { signal }),
     });

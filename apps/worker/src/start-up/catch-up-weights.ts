@@ -1,5 +1,7 @@
+import { LoraMerger } from '@flowfleet/models';
 import { WeightSyncer } from '../weights/weight-syncer.js';
 import type { RedisParts } from './connect-redis.js';
+import type { ComputeParts } from './start-compute.js';
 import type { FleetLink } from './link-fleet.js';
 import type { ModelParts } from './load-models.js';
 import { step, type PhaseParts, type StartUpContext } from './shutdown-plan.js';
@@ -12,19 +14,33 @@ export interface WeightParts extends PhaseParts {
 /**
  * Phase 5: follows the sync channel, then catches up from the sync stream (subscribed first, so
  * no sync falls between the two), before the worker registers: its first manifest shows the
- * weights it caught up to. A failed catch-up is logged; the next rescan retries it.
+ * weights it caught up to. A failed catch-up is logged; the next rescan retries it. LoRA merges
+ * run on the compute pool's threads (models' LoraMerger), off the event loop.
  */
 export async function catchUpWeights(
   { options, keys, logger }: StartUpContext,
-  parts: { readonly redis: RedisParts; readonly models: ModelParts; readonly link: FleetLink },
+  parts: {
+    readonly redis: RedisParts;
+    readonly compute: ComputeParts;
+    readonly models: ModelParts;
+    readonly link: FleetLink;
+  },
 ): Promise<WeightParts> {
   const { link } = parts;
+  // LoRA merges run on the compute pool, as forwards do; its handler is loaded on first use.
+  let merger: Promise<LoraMerger> | undefined;
+  const attachMerger = (): Promise<LoraMerger> =>
+    (merger ??= LoraMerger.attach(parts.compute.pool).catch((error: unknown) => {
+      merger = undefined;
+      throw error;
+    }));
   const syncer = new WeightSyncer({
     redis: parts.redis.redis,
     keys,
     workerId: options.workerId,
     target: parts.models.host,
     blobs: link.coordinator,
+    merger: attachMerger,
     limits: link.limits,
     logger: logger.child({ part: 'sync' }),
     onWeightsChanged: () => link.manifest.refresh(),

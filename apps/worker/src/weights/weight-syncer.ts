@@ -1,9 +1,10 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
+import type { ModelComponentSpec } from '@flowfleet/models';
 import {
   isWeightRequirementMet,
-  Sha256Schema,
+  WeightVersionRecordSchema,
   weightSyncSchema,
   type FleetKeys,
   type FleetLimits,
@@ -12,17 +13,28 @@ import {
   type SyncStatus,
   type ResolvedWeightRequirement,
   type WeightSync,
+  type WeightVersionRecord,
 } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { z } from 'zod';
-import { verifyWeightsBlob } from './blob-verifier.js';
+import type { z } from 'zod';
+import {
+  VersionLoader,
+  type HeldVersion,
+  type LayerMerger,
+  type LoadedVersion,
+  type TensorOrigin,
+  type WeightBlobSource,
+} from './version-loader.js';
 
 /** The part of the ModelHost a sync touches. */
 export interface WeightTarget {
   componentIds(): readonly string[];
   held(): Readonly<Record<string, number>>;
-  shapes(component: string): ReadonlyMap<string, readonly number[]>;
+  /** The card's spec of the component: its shapes and checkpoint key maps. */
+  spec(component: string): ModelComponentSpec;
+  /** The tensors of the version new rollouts start on. */
+  currentTensors(component: string): ReadonlyMap<string, TensorData>;
   setWeightsVersion(
     component: string,
     version: number,
@@ -31,18 +43,16 @@ export interface WeightTarget {
   ): Promise<number | void>;
 }
 
-/** Where blobs come from (the coordinator's `GET /v1/blobs/:sha256`, retried by the source). */
-export interface BlobSource {
-  fetchBlob(sha256: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array>;
-}
-
 /** What `WeightSyncer` needs. */
 export interface WeightSyncerOptions {
   readonly redis: Redis;
   readonly keys: FleetKeys;
   readonly workerId: string;
   readonly target: WeightTarget;
-  readonly blobs: BlobSource;
+  /** Blobs and byte ranges (the coordinator's `GET /v1/blobs/:sha256`, retried by the source). */
+  readonly blobs: WeightBlobSource;
+  /** The LoRA merge off the event loop (attached to the compute pool on first use). */
+  readonly merger: () => Promise<LayerMerger>;
   /**
    * The fleet's published limits: a sync's size and the download are bounded by them (a
    * coordinator may accept bigger blobs than the defaults allow).
@@ -56,10 +66,23 @@ export interface WeightSyncerOptions {
 /** What became of one sync here (`stale`: not newer than what is held; `ignored`: not ours). */
 export type SyncOutcome = SyncStatus | 'stale' | 'ignored';
 
-/** The coordinator's record of a version in the weights hash (`v:<n>`). */
-const VersionRecordSchema = z.object({ sha256: Sha256Schema, sizeBytes: z.int().min(1) });
-
 const STREAM_PAGE = 500;
+
+/** Errors that mean the version's bytes or tensors are wrong (refused once, remembered). */
+const REFUSALS: ReadonlySet<string> = new Set([
+  'WORKER_BLOB_REFUSED',
+  'MODEL_WEIGHTS_MISMATCH',
+  'MODEL_LORA_UNBOUND',
+  'MODEL_LORA_INVALID',
+  'FMT_SAFETENSORS_INVALID',
+]);
+
+/** What an ack reports besides its status. */
+interface AckFacts {
+  readonly reason?: string;
+  readonly code?: string;
+  readonly loaded?: LoadedVersion;
+}
 
 function parseJson(text: string | null | undefined): unknown {
   if (text === null || text === undefined) return undefined;
@@ -72,13 +95,22 @@ function parseJson(text: string | null | undefined): unknown {
 
 /**
  * Keeps the worker's weights in step with the trainer's syncs (DESIGN §5 "Weight sync"): for each
- * sync newer than what it holds, fetch the blob, verify it, stage it (the component's old graphs
- * are evicted), and ack in `acks(component, version)`. Syncs of one component run one at a time
- * and versions only increase. A bad blob is refused once and remembered; a failed download is
- * acked `failed` and tried again on the next catch-up.
+ * sync newer than what it holds, build the version from its record (`VersionLoader`: only the
+ * tensors whose digest differs from the held ones are fetched; a LoRA adapter is merged into its
+ * base), stage it (the component's old graphs are evicted), and ack in `acks(component, version)`
+ * with what it took (bytes fetched, tensors reused, layers a LoRA bound). Syncs of one component
+ * run one at a time and versions only increase. A version whose bytes or tensors are wrong is
+ * refused once and remembered (the ack names the code); a failed download is acked `failed` and
+ * tried again on the next catch-up.
  */
 export class WeightSyncer {
   readonly #options: WeightSyncerOptions;
+  readonly #loader: VersionLoader;
+  /** Per component: the version whose tensors' origins are known, and those origins. */
+  readonly #origins = new Map<
+    string,
+    { version: number; origins: ReadonlyMap<string, TensorOrigin> }
+  >();
   readonly #chains = new Map<string, Promise<unknown>>();
   readonly #refused = new Map<string, string>();
   /** Per component, the newest sync whose download or staging failed: retried on catch-up. */
@@ -88,6 +120,14 @@ export class WeightSyncer {
 
   constructor(options: WeightSyncerOptions) {
     this.#options = options;
+    this.#loader = new VersionLoader({
+      records: (component, version) => this.#record(component, version),
+      blobs: options.blobs,
+      spec: (component) => options.target.spec(component),
+      merger: options.merger,
+      maxBlobBytes: async (sizeBytes) => (await this.#limitsAdmitting(sizeBytes)).maxBlobBytes,
+      signal: this.#abort.signal,
+    });
   }
 
   /** Handles one message of the sync channel (malformed ones are logged and dropped). */
@@ -234,14 +274,33 @@ export class WeightSyncer {
     const version = 'exact' in requirement ? requirement.exact : current;
     if (!Number.isSafeInteger(version) || version < 1) return undefined;
     if ('min' in requirement && version < requirement.min) return undefined;
-    const [recordText] = await redis.hmget(keys.weights(component), `v:${version}`);
-    const record = VersionRecordSchema.safeParse(parseJson(recordText));
-    if (!record.success) return undefined;
-    return { component, version, ...record.data };
+    const record = await this.#record(component, version);
+    if (record === undefined) return undefined;
+    return { component, version, sha256: record.sha256, sizeBytes: record.sizeBytes };
+  }
+
+  /** The coordinator's record of a version (`v:<n>` of the weights hash), if readable. */
+  async #record(component: string, version: number): Promise<WeightVersionRecord | undefined> {
+    const { redis, keys } = this.#options;
+    const [text] = await redis.hmget(keys.weights(component), `v:${version}`);
+    const record = WeightVersionRecordSchema.safeParse(parseJson(text));
+    return record.success ? record.data : undefined;
+  }
+
+  /** What the worker holds of `component`: the current tensors, and their origins when known. */
+  #heldVersion(component: string): HeldVersion {
+    const { target } = this.#options;
+    const version = target.held()[component] ?? 0;
+    const known = this.#origins.get(component);
+    return {
+      version,
+      tensors: target.currentTensors(component),
+      origins: known?.version === version ? known.origins : new Map(),
+    };
   }
 
   async #applyNow(sync: WeightSync): Promise<SyncOutcome> {
-    const { target, blobs } = this.#options;
+    const { target } = this.#options;
     const { component, version } = sync;
     const logger = this.#options.logger.child({ component, version });
     if (this.#abort.signal.aborted) return 'ignored';
@@ -250,52 +309,72 @@ export class WeightSyncer {
     if (version <= held) return 'stale';
     const key = `${component}@${version}`;
     if (this.#refused.has(key)) return 'refused';
-    let bytes: Uint8Array;
+    let loaded: LoadedVersion;
     try {
-      const { maxBlobBytes } = await this.#limitsAdmitting(sync.sizeBytes);
-      bytes = await blobs.fetchBlob(sync.sha256, maxBlobBytes, this.#abort.signal);
+      // The record is the coordinator's word; a message without one is read as a whole blob.
+      const record = (await this.#record(component, version)) ?? {
+        sha256: sync.sha256,
+        sizeBytes: sync.sizeBytes,
+      };
+      loaded = await this.#loader.load(component, version, record, this.#heldVersion(component));
     } catch (error) {
       if (this.#abort.signal.aborted) return 'ignored';
-      logger.warn({ err: error }, 'could not fetch a weights blob; staying on the held version');
-      await this.#ack(sync, 'failed', (error as Error).message);
+      if (isFlowfleetError(error) && REFUSALS.has(error.code)) {
+        this.#refused.set(key, error.message);
+        logger.warn(
+          { code: error.code, details: error.details },
+          `refused weights: ${error.message}`,
+        );
+        await this.#ack(sync, 'refused', { reason: error.message, code: error.code });
+        return 'refused';
+      }
+      logger.warn({ err: error }, 'could not fetch a weights version; staying on the held version');
+      const code = isFlowfleetError(error) ? { code: error.code } : {};
+      await this.#ack(sync, 'failed', { reason: (error as Error).message, ...code });
       return 'failed';
-    }
-    let tensors: Map<string, TensorData>;
-    try {
-      tensors = verifyWeightsBlob(bytes, sync, target.shapes(component));
-    } catch (error) {
-      if (!isFlowfleetError(error, 'WORKER_BLOB_REFUSED')) throw error;
-      this.#refused.set(key, error.message);
-      logger.warn(
-        { code: error.code, details: error.details },
-        `refused weights: ${error.message}`,
-      );
-      await this.#ack(sync, 'refused', error.message);
-      return 'refused';
     }
     let evictedGraphs: number;
     try {
       evictedGraphs =
-        (await target.setWeightsVersion(component, version, sync.sha256, tensors)) ?? 0;
+        (await target.setWeightsVersion(component, version, sync.sha256, loaded.tensors)) ?? 0;
     } catch (error) {
       logger.error({ err: error }, 'could not stage a verified weights version');
-      await this.#ack(sync, 'failed', (error as Error).message);
+      await this.#ack(sync, 'failed', { reason: (error as Error).message });
       return 'failed';
     }
-    await this.#ack(sync, 'ok');
+    this.#origins.set(component, { version, origins: loaded.origins });
+    await this.#ack(sync, 'ok', { loaded });
     this.#options.onWeightsChanged();
-    logger.info({ previous: held, evictedGraphs }, 'staged a new weights version');
+    logger.info(
+      {
+        previous: held,
+        evictedGraphs,
+        fetchedBytes: loaded.fetchedBytes,
+        reusedTensors: loaded.reusedTensors,
+        ...(loaded.boundLayers === undefined ? {} : { boundLayers: loaded.boundLayers }),
+      },
+      'staged a new weights version',
+    );
     return 'ok';
   }
 
-  async #ack(sync: WeightSync, status: SyncStatus, reason?: string): Promise<void> {
+  async #ack(sync: WeightSync, status: SyncStatus, facts: AckFacts = {}): Promise<void> {
     const { redis, keys, workerId, logger } = this.#options;
+    const { reason, code, loaded } = facts;
     const ack: SyncAck = {
       workerId,
       component: sync.component,
       version: sync.version,
       status,
       ...(reason === undefined ? {} : { reason: reason.slice(0, 2_000) }),
+      ...(code === undefined ? {} : { code }),
+      ...(loaded === undefined
+        ? {}
+        : {
+            fetchedBytes: loaded.fetchedBytes,
+            reusedTensors: loaded.reusedTensors,
+            ...(loaded.boundLayers === undefined ? {} : { boundLayers: loaded.boundLayers }),
+          }),
       at: new Date().toISOString(),
     };
     try {

@@ -146,7 +146,15 @@ function parseEntry(name: string, value: unknown): SafetensorsEntry {
   return { dtype, shape: [...(shape as number[])], dataOffsets: [begin, end] };
 }
 
-function checkLayout(tensors: ReadonlyMap<string, SafetensorsEntry>, dataBytes: number): void {
+/**
+ * Checks that the spans of `tensors` tile the data section of `dataBytes` bytes from 0: no gap,
+ * overlap, truncation or trailing byte.
+ * @throws FMT_SAFETENSORS_INVALID gap, overlap, truncated, trailing-bytes
+ */
+export function checkSafetensorsLayout(
+  tensors: ReadonlyMap<string, SafetensorsEntry>,
+  dataBytes: number,
+): void {
   const spans = [...tensors].sort(
     ([, a], [, b]) => a.dataOffsets[0] - b.dataOffsets[0] || a.dataOffsets[1] - b.dataOffsets[1],
   );
@@ -204,6 +212,22 @@ export function parseSafetensorsHeader(
   headerBytes: Uint8Array,
   fileBytes: number,
 ): SafetensorsHeader {
+  const { tensors, metadata } = parseSafetensorsEntries(headerBytes);
+  const dataStart = 8 + headerBytes.length;
+  checkSafetensorsLayout(tensors, fileBytes - dataStart);
+  return { tensors, metadata, dataStart, fileBytes };
+}
+
+/**
+ * The entries and metadata of N header bytes, every rule of `parseSafetensorsHeader` checked
+ * except the layout against the file's size (for a reader that does not know the size yet, such
+ * as one hashing a stream as it arrives).
+ * @throws FMT_SAFETENSORS_INVALID with `details.reason`
+ */
+export function parseSafetensorsEntries(headerBytes: Uint8Array): {
+  readonly tensors: ReadonlyMap<string, SafetensorsEntry>;
+  readonly metadata: Readonly<Record<string, string>>;
+} {
   const header = parseJson(headerBytes);
   const metadata = parseMetadata(header[METADATA_KEY]);
   const names = Object.keys(header)
@@ -211,7 +235,5 @@ export function parseSafetensorsHeader(
     .sort(compareCodePoints);
   const tensors = new Map<string, SafetensorsEntry>();
   for (const name of names) tensors.set(name, parseEntry(name, header[name]));
-  const dataStart = 8 + headerBytes.length;
-  checkLayout(tensors, fileBytes - dataStart);
-  return { tensors, metadata, dataStart, fileBytes };
+  return { tensors, metadata };
 }

@@ -1,4 +1,5 @@
 import type { ComponentForward, ComponentSpec, TensorData } from '@flowfleet/platform';
+import type { CheckpointKeys } from '../checkpoint/checkpoint-keys.js';
 import type { RolloutLoop } from '../loop/rollout-loop.js';
 import type {
   LatentSize,
@@ -28,6 +29,11 @@ export interface ModelComponentSpec extends ComponentSpec<unknown, ComponentForw
   parameterShapes(): Map<string, number[]>;
   /** Deterministic float32 weights drawn from `seed` (a worker's version 0). */
   initWeights(seed: number): Map<string, TensorData>;
+  /**
+   * The key vocabularies and prefixes a checkpoint or LoRA adapter of this component may use
+   * besides the names of `parameterShapes` (absent: those names only).
+   */
+  readonly checkpointKeys?: CheckpointKeys;
 }
 
 /** What a request of a card needs from a worker, beyond where it may run. */

@@ -17,6 +17,7 @@ import type {
 import type { Wan21Config } from '../../wan21-config.js';
 import type { ModelCard, ModelComponentSpec } from '../model-card.js';
 import { createWan21DenoiseLoop, WAN21_DENOISE_LOOP_ID } from './denoise-loop.js';
+import { WAN21_DIT_CHECKPOINT_KEYS } from './wan21-checkpoint-keys.js';
 
 /** The two components of a wan21 card. */
 export type Wan21ComponentId = 'dit' | 'text_encoder';
@@ -79,7 +80,8 @@ function wan21RequiredOps(request: ResolvedSamplingRequest): string[] {
 /**
  * A card with the wan21 structure: a `dit` and a `text_encoder` component (TS reference
  * factories and ONNX artifacts unless given), the `diffusion_denoise` loop, Wan2.1 parameter
- * shapes and initial weights of `config`, and the wan21 request rules.
+ * shapes and initial weights of `config`, the DiT's checkpoint key maps (diffusers names,
+ * trainer prefixes), and the wan21 request rules.
  */
 export function createWan21Card(options: Wan21CardOptions): ModelCard<Wan21Config> {
   const { config } = options;
@@ -95,6 +97,7 @@ export function createWan21Card(options: Wan21CardOptions): ModelCard<Wan21Confi
       artifacts: options.artifacts?.[id] ?? createOnnxArtifacts(config, id),
       parameterShapes: () => shapes(config),
       initWeights: (seed: number) => initWeights(config, seed, id),
+      ...(id === 'dit' ? { checkpointKeys: WAN21_DIT_CHECKPOINT_KEYS } : {}),
     });
   const card: ModelCard<Wan21Config> = Object.freeze({
     id: options.id,
