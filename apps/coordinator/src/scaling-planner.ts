@@ -67,6 +67,19 @@ function rememberedText(manifests: readonly WorkerManifest[]): string {
   return JSON.stringify({ ...newest, weights: {} });
 }
 
+/**
+ * The manifests of `views` that differ in what matching reads (platform, kernels, models): the
+ * workers of one Deployment advertise the same, so a class is matched once, not once per worker.
+ */
+function distinctCapabilities(views: readonly WorkerView[]): WorkerManifest[] {
+  const distinct = new Map<string, WorkerManifest>();
+  for (const { manifest } of views) {
+    const key = JSON.stringify([manifest.platform, manifest.kernels, manifest.models]);
+    if (!distinct.has(key)) distinct.set(key, manifest);
+  }
+  return [...distinct.values()];
+}
+
 const round6 = (value: number): number => Math.round(value * 1e6) / 1e6;
 
 /**
@@ -103,7 +116,7 @@ export class ScalingPlanner {
     const remembered = await this.#remember(live);
     const matchers = new Map<string, ClassMatcher>();
     for (const [deviceClass, views] of live) {
-      matchers.set(deviceClass, { source: 'live', manifests: views.map((view) => view.manifest) });
+      matchers.set(deviceClass, { source: 'live', manifests: distinctCapabilities(views) });
     }
     for (const [deviceClass, manifest] of remembered) {
       if (!matchers.has(deviceClass)) {
