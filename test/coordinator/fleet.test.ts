@@ -1,4 +1,4 @@
-import { FleetSchema, LanesSchema, MatrixSchema } from '@flowfleet/coordinator';
+import { FleetSchema, LanesSchema, MatrixSchema, coordinatorKeys } from '@flowfleet/coordinator';
 import { ScalingSchema } from '@flowfleet/protocol';
 import { SUMMARY_BYTES_HEADER, fleetKeys } from '@flowfleet/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -255,6 +255,28 @@ describe('scaling', () => {
       'cuda/sm80',
     ]);
     expect(one.classes[0].desiredReplicas).toBe(2);
+  });
+});
+
+describe('scaling memory', () => {
+  it('ignores remembered class records that do not parse or name another class', async () => {
+    const key = coordinatorKeys(fixture.prefix).scalingClasses;
+    await fixture.redis.hset(key, 'cuda/sm90', 'not json');
+    await fixture.redis.hset(key, 'cpu/x86-64-v2', JSON.stringify(CUDA_MANIFEST));
+    await fixture.redis.hset(key, 'cuda/sm80', JSON.stringify({ ...CUDA_MANIFEST, weights: {} }));
+    const { classes } = ScalingSchema.parse((await get('/v1/scaling')).json());
+    expect(classes.map((entry) => [entry.deviceClass, entry.source, entry.workers])).toEqual([
+      ['cuda/sm80', 'remembered', 0],
+    ]);
+    // A live worker of a class replaces its remembered manifest (weights left out).
+    await registerFakeWorker(
+      fixture.redis,
+      fixture.prefix,
+      fakeManifest('w-cpu', { weights: { dit: 3 } }),
+    );
+    await get('/v1/scaling');
+    const stored = JSON.parse((await fixture.redis.hget(key, 'cpu/x86-64-v3')) ?? '{}');
+    expect(stored).toMatchObject({ workerId: 'w-cpu', weights: {} });
   });
 });
 
