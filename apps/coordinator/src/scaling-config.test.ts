@@ -56,6 +56,7 @@ describe('FLOWFLEET_SCALING_CLASSES', () => {
       expect(issues.length, bad).toBeGreaterThan(0);
       expect(issues[0]?.variable, bad).toMatch(/^FLOWFLEET_SCALING_CLASSES/);
     }
+    expect(issuesOf('{"gpu":{}}')[0]?.message).toMatch(/a key is a device class .* got "gpu"/);
     expect(issuesOf('{"*":{"minReplicas":5},"cuda/sm90":{"maxReplicas":3}}')[0]?.message).toMatch(
       /minReplicas 5 exceeds maxReplicas 3/,
     );

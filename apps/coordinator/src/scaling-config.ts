@@ -27,7 +27,12 @@ export interface ClassBounds {
  * minReplicas must not exceed its maxReplicas.
  */
 export const ScalingClassesSchema = z
-  .record(z.union([z.literal('*'), DeviceClassSchema]), ClassBoundsSchema)
+  .record(z.union([z.literal('*'), DeviceClassSchema]), ClassBoundsSchema, {
+    error: (issue) =>
+      issue.code === 'invalid_key'
+        ? `a key is a device class <device>/<arch> (e.g. cuda/sm90) or "*", got ${JSON.stringify(issue.input)}`
+        : undefined,
+  })
   .superRefine((config, context) => {
     for (const deviceClass of Object.keys(config)) {
       const bounds = boundsFor(config, deviceClass);
