@@ -30,6 +30,16 @@ def test_health_fleet_matrix_lanes_metrics_openapi(fleet: Fleet) -> None:
         matrix = viewer.matrix()
         assert matrix["liveWorkers"] == 2 and matrix["cells"]
         assert isinstance(viewer.lanes()["lanes"], list)
+        scaling = viewer.scaling()
+        assert scaling["rule"].startswith("desiredReplicas = ")
+        assert sum(c["workers"] for c in scaling["classes"]) == 2
+        assert all(c["source"] == "live" and c["capacity"] >= c["workers"] for c in scaling["classes"])
+        one = scaling["classes"][0]["deviceClass"]
+        assert [c["deviceClass"] for c in viewer.scaling(one)["classes"]] == [one]
+        with pytest.raises(FlowfleetError) as unknown:
+            viewer.scaling("cuda/sm1000")
+        assert unknown.value.code == "API_DEVICE_CLASS_NOT_FOUND"
+        assert "flowfleet_scaling_workers" in viewer.metrics()
         assert "flowfleet_workers" in viewer.metrics()
         document = viewer.openapi()
         assert document["openapi"].startswith("3.1") and "/v1/rollouts" in document["paths"]

@@ -70,6 +70,18 @@ describe('FlowfleetClient against a real coordinator', () => {
     const fleet = await trainer.fleet();
     expect(fleet).toMatchObject({ live: 1, dead: 0 });
     expect(fleet.workers[0]).toMatchObject({ workerId: 'w-1', alive: true, concurrency: 2 });
+    const scaling = await trainer.scaling();
+    expect(scaling.classes).toEqual([
+      expect.objectContaining({
+        deviceClass: 'cpu/x86-64-v3',
+        exclusiveBacklog: 1,
+        desiredReplicas: 1,
+      }),
+    ]);
+    const one = await trainer.scaling({ deviceClass: 'cpu/x86-64-v3' });
+    expect(one.classes).toHaveLength(1);
+    const unknown = await rejection(trainer.scaling({ deviceClass: 'cuda/sm90' }));
+    expect(unknown.code).toBe('API_DEVICE_CLASS_NOT_FOUND');
   });
 
   it('enqueues once per Idempotency-Key, however often the request is sent', async () => {

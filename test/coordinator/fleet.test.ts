@@ -1,4 +1,5 @@
-import { FleetSchema, LanesSchema, MatrixSchema } from '@flowfleet/coordinator';
+import { FleetSchema, LanesSchema, MatrixSchema, coordinatorKeys } from '@flowfleet/coordinator';
+import { ScalingSchema } from '@flowfleet/protocol';
 import { SUMMARY_BYTES_HEADER, fleetKeys } from '@flowfleet/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
@@ -189,6 +190,93 @@ describe('fleet, matrix and lanes', () => {
     } finally {
       await subscriber.quit();
     }
+  });
+});
+
+describe('scaling', () => {
+  it('splits a shared lane by live capacity and gives a cuda-only lane to the cuda class', async () => {
+    // cpu/x86-64-v3: 2 slots, 1 busy; cuda/sm80: 4 slots. Registered workers consume nothing.
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-cpu'), 60_000, 1);
+    await registerFakeWorker(fixture.redis, fixture.prefix, CUDA_MANIFEST);
+    const enqueue = async (body: Record<string, unknown>) => {
+      const response = await fixture.coordinator.app.inject({
+        method: 'POST',
+        url: '/v1/rollouts',
+        headers: fixture.auth('trainer'),
+        payload: body,
+      });
+      expect(response.statusCode, response.body).toBe(202);
+    };
+    for (let seed = 0; seed < 6; seed++) await enqueue(rolloutBody({ seeds: [seed] }));
+    for (let seed = 0; seed < 2; seed++) {
+      await enqueue(rolloutBody({ seeds: [seed], constraints: { devices: ['cuda'] } }));
+    }
+    const scaling = ScalingSchema.parse((await get('/v1/scaling')).json());
+    expect(scaling.unservedBacklog).toBe(0);
+    expect(scaling.classes).toEqual([
+      {
+        deviceClass: 'cpu/x86-64-v3',
+        workers: 1,
+        capacity: 2,
+        busy: 1,
+        exclusiveBacklog: 0,
+        sharedBacklog: 6,
+        // 6 shared jobs × 2 / (2 + 4) slots.
+        sharedAssigned: 2,
+        jobsPerReplica: 2,
+        // ceil((1 busy + 2) / 2).
+        desiredReplicas: 2,
+        minReplicas: 0,
+        maxReplicas: 32,
+        source: 'live',
+      },
+      {
+        deviceClass: 'cuda/sm80',
+        workers: 1,
+        capacity: 4,
+        busy: 0,
+        exclusiveBacklog: 2,
+        sharedBacklog: 6,
+        sharedAssigned: 4,
+        jobsPerReplica: 4,
+        // ceil((2 + 4) / 4).
+        desiredReplicas: 2,
+        minReplicas: 0,
+        maxReplicas: 32,
+        source: 'live',
+      },
+    ]);
+    const text = (await get('/metrics')).body;
+    expect(text).toContain('flowfleet_scaling_shared_backlog{device_class="cuda/sm80"} 6');
+    expect(text).toContain('flowfleet_scaling_desired_replicas{device_class="cpu/x86-64-v3"} 2');
+    // The same class alone, percent-encoded as KEDA's metrics-api trigger sends it.
+    const one = (await get('/v1/scaling?deviceClass=cuda%2Fsm80')).json();
+    expect(one.classes.map((entry: { deviceClass: string }) => entry.deviceClass)).toEqual([
+      'cuda/sm80',
+    ]);
+    expect(one.classes[0].desiredReplicas).toBe(2);
+  });
+});
+
+describe('scaling memory', () => {
+  it('ignores remembered class records that do not parse or name another class', async () => {
+    const key = coordinatorKeys(fixture.prefix).scalingClasses;
+    await fixture.redis.hset(key, 'cuda/sm90', 'not json');
+    await fixture.redis.hset(key, 'cpu/x86-64-v2', JSON.stringify(CUDA_MANIFEST));
+    await fixture.redis.hset(key, 'cuda/sm80', JSON.stringify({ ...CUDA_MANIFEST, weights: {} }));
+    const { classes } = ScalingSchema.parse((await get('/v1/scaling')).json());
+    expect(classes.map((entry) => [entry.deviceClass, entry.source, entry.workers])).toEqual([
+      ['cuda/sm80', 'remembered', 0],
+    ]);
+    // A live worker of a class replaces its remembered manifest (weights left out).
+    await registerFakeWorker(
+      fixture.redis,
+      fixture.prefix,
+      fakeManifest('w-cpu', { weights: { dit: 3 } }),
+    );
+    await get('/v1/scaling');
+    const stored = JSON.parse((await fixture.redis.hget(key, 'cpu/x86-64-v3')) ?? '{}');
+    expect(stored).toMatchObject({ workerId: 'w-cpu', weights: {} });
   });
 });
 

@@ -11,7 +11,7 @@ import {
   type LaneSpec,
   type Requirements,
 } from '@flowfleet/protocol';
-import { Queue } from 'bullmq';
+import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 /** Requirements of a request body as its card derives them, plus extra (model-level) ops. */
@@ -54,6 +54,7 @@ export async function addJob(
   body: Record<string, unknown>,
   requirements: Requirements,
   data?: unknown,
+  jobOptions: JobsOptions = {},
 ): Promise<{ id: string; lane: string }> {
   const keys = coordinatorKeys(prefix);
   const lane = laneForRequirements(requirements);
@@ -73,6 +74,7 @@ export async function addJob(
       jobId: id,
       attempts: 3,
       backoff: { type: 'exponential', delay: 200 },
+      ...jobOptions,
     });
   } finally {
     await queue.close();

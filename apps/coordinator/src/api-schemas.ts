@@ -1,5 +1,6 @@
 import {
   ComponentIdSchema,
+  DeviceClassSchema,
   IdSchema,
   JobStateSchema,
   MAX_WEIGHT_SHARDS,
@@ -74,3 +75,10 @@ export const SyncBodySchema = z
     message: 'lora.base must be a version below the new one',
     path: ['lora', 'base'],
   });
+
+/** `GET /v1/scaling` query: `deviceClass` (percent-encoded, e.g. `cuda%2Fsm90`) answers one class. */
+export const ScalingQuerySchema = z.strictObject({
+  deviceClass: DeviceClassSchema.optional().describe(
+    'Answer only this device class (<device>/<arch>, percent-encoded in the URL)',
+  ),
+});

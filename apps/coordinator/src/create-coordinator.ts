@@ -24,6 +24,8 @@ import { publishLimits } from './limits-publisher.js';
 import { CoordinatorMetrics } from './metrics.js';
 import { RolloutService } from './rollout-service.js';
 import { collectRoutes, type RouteInfo } from './route-table.js';
+import type { ScalingClasses } from './scaling-config.js';
+import { ScalingPlanner } from './scaling-planner.js';
 import { registerBlobRoutes } from './routes/blob-routes.js';
 import { registerFleetRoutes } from './routes/fleet-routes.js';
 import { registerRolloutRoutes } from './routes/rollout-routes.js';
@@ -53,6 +55,8 @@ export interface CoordinatorOptions {
   readonly blobStore?: BlobStore;
   /** The model cards requests are checked against (default: the shipped cards). */
   readonly cards?: CardRegistry;
+  /** Autoscaling bounds per device class (`FLOWFLEET_SCALING_CLASSES`); default 0..32 for all. */
+  readonly scalingClasses?: ScalingClasses;
 }
 
 /** A built coordinator: the fastify app, its route table, and its lifecycle. */
@@ -155,6 +159,12 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     jobs: new JobStatusReader(queues, blobs, fleetLimits),
     events: new JobEvents(redis, logger),
     metrics,
+    scaling: new ScalingPlanner({
+      redis,
+      keys,
+      logger,
+      ...(options.scalingClasses !== undefined ? { classes: options.scalingClasses } : {}),
+    }),
     routes,
   };
 

@@ -2,6 +2,7 @@ import { FlowfleetError } from '@flowfleet/errors';
 import { resolveLimits, type Limits } from '@flowfleet/protocol';
 import { z } from 'zod';
 import type { CoordinatorTokens } from './auth.js';
+import { ScalingClassesJsonSchema } from './scaling-config.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -36,6 +37,8 @@ export const coordinatorEnvSchema = z.object({
   FLOWFLEET_MAX_PROMPT_CHARS: positiveInt,
   FLOWFLEET_MAX_BODY_BYTES: positiveInt,
   FLOWFLEET_MAX_BLOB_BYTES: positiveInt,
+  // Autoscaling bounds per device class (JSON; see README "Scaling"); unset: 0..32 for every class.
+  FLOWFLEET_SCALING_CLASSES: ScalingClassesJsonSchema.optional(),
 });
 
 const TOKEN_VARIABLES = [

@@ -6,6 +6,11 @@ export interface CoordinatorKeys extends FleetKeys {
   readonly deadWorkers: string;
   /** Set: every component that was ever synced (so metrics need no SCAN). */
   readonly weightComponents: string;
+  /**
+   * Hash: device class (`cuda/sm90`) → the manifest (weights left out) of the last live worker seen
+   * in that class, so a class scaled to zero still says which lanes it can serve.
+   */
+  readonly scalingClasses: string;
   /** String with a TTL: the sha256 of the request an enqueue's Idempotency-Key was first sent with. */
   idempotencyKey(key: string): string;
 }
@@ -20,6 +25,7 @@ export function coordinatorKeys(prefix: string): CoordinatorKeys {
     ...shared,
     deadWorkers: `${shared.tag}:dead-workers`,
     weightComponents: `${shared.tag}:weight-components`,
+    scalingClasses: `${shared.tag}:scaling-classes`,
     idempotencyKey: (key: string) => `${shared.tag}:idem:${fleetKeyPart('idempotency key', key)}`,
   };
 }

@@ -50,6 +50,9 @@ async function main(): Promise<void> {
     logger,
     limits: limitsFromEnv(env),
     heartbeatTtlMs: env.FLOWFLEET_HEARTBEAT_TTL_MS,
+    ...(env.FLOWFLEET_SCALING_CLASSES !== undefined
+      ? { scalingClasses: env.FLOWFLEET_SCALING_CLASSES }
+      : {}),
   });
 
   let stopping = false;

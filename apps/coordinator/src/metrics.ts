@@ -1,3 +1,4 @@
+import type { ClassScaling } from '@flowfleet/protocol';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { LaneCounts } from './lane-queues.js';
 
@@ -10,7 +11,26 @@ export interface MetricsSnapshot {
   readonly syncLag: ReadonlyMap<string, number>;
   /** Component → current version. */
   readonly currentVersions: ReadonlyMap<string, number>;
+  /** The scaling hints per device class (as `GET /v1/scaling` answers them). */
+  readonly scaling: readonly ClassScaling[];
 }
+
+/** The scaling gauges (the SCALING-CONTRACT names), each labelled `device_class`. */
+const SCALING_GAUGES = [
+  ['desiredReplicas', 'flowfleet_scaling_desired_replicas', 'Replicas the scaling rule asks for'],
+  [
+    'exclusiveBacklog',
+    'flowfleet_scaling_exclusive_backlog',
+    'Jobs waiting on lanes only this device class can serve',
+  ],
+  [
+    'sharedBacklog',
+    'flowfleet_scaling_shared_backlog',
+    'Jobs waiting on lanes this and other device classes can serve',
+  ],
+  ['capacity', 'flowfleet_scaling_capacity', 'Rollout slots of the live workers of the class'],
+  ['workers', 'flowfleet_scaling_workers', 'Live workers of the device class'],
+] as const satisfies readonly (readonly [keyof ClassScaling, string, string])[];
 
 /**
  * The coordinator's Prometheus metrics in a registry of its own (several coordinators in one
@@ -24,6 +44,7 @@ export class CoordinatorMetrics {
   readonly #weightVersion: Gauge<'component'>;
   readonly #workers: Gauge<'state'>;
   readonly #requests: Counter<'method' | 'route' | 'status'>;
+  readonly #scaling: readonly (readonly [keyof ClassScaling, Gauge<'device_class'>])[];
 
   constructor() {
     const registers = [this.registry];
@@ -63,6 +84,10 @@ export class CoordinatorMetrics {
       labelNames: ['method', 'route', 'status'],
       registers,
     });
+    this.#scaling = SCALING_GAUGES.map(
+      ([field, name, help]) =>
+        [field, new Gauge({ name, help, labelNames: ['device_class'], registers })] as const,
+    );
   }
 
   /** Counts one answered request. */
@@ -85,6 +110,12 @@ export class CoordinatorMetrics {
     for (const [component, lag] of snapshot.syncLag) this.#syncLag.set({ component }, lag);
     for (const [component, version] of snapshot.currentVersions) {
       this.#weightVersion.set({ component }, version);
+    }
+    for (const [field, gauge] of this.#scaling) {
+      gauge.reset();
+      for (const entry of snapshot.scaling) {
+        gauge.set({ device_class: entry.deviceClass }, entry[field] as number);
+      }
     }
   }
 

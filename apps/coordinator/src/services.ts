@@ -12,6 +12,7 @@ import type { LaneRegistry } from './lane-registry.js';
 import type { CoordinatorMetrics } from './metrics.js';
 import type { RolloutService } from './rollout-service.js';
 import type { RouteInfo } from './route-table.js';
+import type { ScalingPlanner } from './scaling-planner.js';
 import type { WeightRegistry } from './weight-registry.js';
 
 /** Everything a route handler may use; built once per coordinator, no I/O at construction. */
@@ -35,6 +36,8 @@ export interface CoordinatorServices {
   /** Wakes long-polling status requests from the lanes' job events. */
   readonly events: JobEvents;
   readonly metrics: CoordinatorMetrics;
+  /** Scaling hints per device class (`GET /v1/scaling`, the scaling gauges). */
+  readonly scaling: ScalingPlanner;
   /** The route table as the server registered it. */
   readonly routes: readonly RouteInfo[];
 }

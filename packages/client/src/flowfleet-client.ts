@@ -11,6 +11,7 @@ import {
   OpenApiDocumentSchema,
   ResultUploadSchema,
   SUMMARY_BYTES_HEADER,
+  ScalingSchema,
   StoredBlobSchema,
   SyncAcceptedSchema,
   WeightReportSchema,
@@ -24,6 +25,7 @@ import {
   type PeftLoraConfigJson,
   type ResultUpload,
   type RolloutRequestInput,
+  type Scaling,
   type StoredBlob,
   type SyncAccepted,
   type WeightReport,
@@ -226,6 +228,17 @@ export class FlowfleetClient {
   /** Every recorded lane. @throws transport codes */
   lanes(call?: CallOptions): Promise<Lanes> {
     return this.#get('/v1/lanes', LanesSchema, call);
+  }
+
+  /**
+   * Scaling hints per device class (`cuda/sm90`): live workers, capacity, exclusive and shared
+   * backlog, desiredReplicas and the rule; with `deviceClass`, that class only.
+   * @throws FlowfleetError API_DEVICE_CLASS_NOT_FOUND, API_INVALID_PARAMS, transport codes
+   */
+  scaling(query: { readonly deviceClass?: string } = {}, call?: CallOptions): Promise<Scaling> {
+    const filter =
+      query.deviceClass === undefined ? '' : `?deviceClass=${segment(query.deviceClass)}`;
+    return this.#get(`/v1/scaling${filter}`, ScalingSchema, call);
   }
 
   /**

@@ -58,11 +58,13 @@ export {
   OpenApiDocumentSchema,
   RESULT_FILES,
   ResultUploadSchema,
+  ScalingSchema,
   StoredBlobSchema,
   SyncAcceptedSchema,
   WeightReportSchema,
 } from '@flowfleet/protocol';
 export type {
+  ClassScaling,
   EnqueuedRollout,
   Fleet,
   FleetWorker,
@@ -73,6 +75,7 @@ export type {
   OpenApiDocument,
   ResultFile,
   ResultUpload,
+  Scaling,
   StoredBlob,
   SyncAccepted,
   WeightReport,

@@ -179,6 +179,12 @@ export const ERROR_CODES = {
     httpStatus: 404,
     summary: 'No blob with this sha256 is stored; upload it with PUT /v1/blobs first.',
   },
+  API_DEVICE_CLASS_NOT_FOUND: {
+    source: 'coordinator',
+    httpStatus: 404,
+    summary:
+      'GET /v1/scaling?deviceClass= names a well-formed class that is not known: no live worker, no remembered manifest and not in FLOWFLEET_SCALING_CLASSES; details.known lists the known classes.',
+  },
   API_SYNC_BASE_UNKNOWN: {
     source: 'coordinator',
     httpStatus: 409,

@@ -30,6 +30,9 @@ export type { ManifestRow, WorkerManifest } from './worker-manifest.js';
 export { WorkerHeartbeatSchema } from './worker-heartbeat.js';
 export type { WorkerHeartbeat } from './worker-heartbeat.js';
 export { manifestSatisfies } from './manifest-satisfies.js';
+export { archAtLeast } from './arch.js';
+export { ClassScalingSchema, DeviceClassSchema, ScalingSchema, deviceClassOf } from './scaling.js';
+export type { ClassScaling, DeviceClass, Scaling } from './scaling.js';
 export type { Satisfaction } from './manifest-satisfies.js';
 export { SyncAckSchema, WeightSyncSchema, weightSyncSchema } from './weight-sync.js';
 export {

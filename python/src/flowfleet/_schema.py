@@ -170,5 +170,25 @@ MATRIX = obj(
     ),
     lanes=list_of(_LANE),
 )
+SCALING = obj(
+    classes=list_of(
+        obj(
+            deviceClass=STR,
+            workers=COUNT,
+            capacity=COUNT,
+            busy=COUNT,
+            exclusiveBacklog=COUNT,
+            sharedBacklog=COUNT,
+            sharedAssigned=NUMBER,
+            jobsPerReplica=COUNT,
+            desiredReplicas=COUNT,
+            minReplicas=COUNT,
+            maxReplicas=COUNT,
+            source=literal("live", "remembered", "configured"),
+        )
+    ),
+    unservedBacklog=COUNT,
+    rule=STR,
+)
 HEALTH = obj(status=literal("ok"), redis=literal("up"))
 OBJECT = obj()

@@ -29,6 +29,7 @@ from .types import (
     Lanes,
     Matrix,
     ResultUpload,
+    Scaling,
     StoredBlob,
     SyncAccepted,
     WeightReport,
@@ -301,6 +302,15 @@ class Client:
     def lanes(self, *, call: Call | None = None) -> Lanes:
         """Every recorded lane. :raises FlowfleetError: transport codes"""
         return cast(Lanes, self._get("/v1/lanes", schema.LANES, call))
+
+    def scaling(self, device_class: str | None = None, *, call: Call | None = None) -> Scaling:
+        """Scaling hints per device class (``cuda/sm90``): live workers, capacity, exclusive and
+        shared backlog, ``desiredReplicas`` and the rule; with ``device_class``, that class only.
+
+        :raises FlowfleetError: ``API_DEVICE_CLASS_NOT_FOUND``, ``API_INVALID_PARAMS``, transport codes
+        """
+        query = "" if device_class is None else f"?deviceClass={_segment(device_class)}"
+        return cast(Scaling, self._get(f"/v1/scaling{query}", schema.SCALING, call))
 
     def health(self, *, call: Call | None = None) -> Health:
         """Liveness and Redis reachability.

@@ -152,6 +152,29 @@ class Lanes(TypedDict):
     lanes: list[LaneCapacity]
 
 
+class ClassScaling(TypedDict):
+    """One device class (``cuda/sm90``) in ``GET /v1/scaling``."""
+
+    deviceClass: str
+    workers: int
+    capacity: int
+    busy: int
+    exclusiveBacklog: int
+    sharedBacklog: int
+    sharedAssigned: float
+    jobsPerReplica: int
+    desiredReplicas: int
+    minReplicas: int
+    maxReplicas: int
+    source: Literal["live", "remembered", "configured"]
+
+
+class Scaling(TypedDict):
+    classes: list[ClassScaling]
+    unservedBacklog: int
+    rule: str
+
+
 class Health(TypedDict):
     status: Literal["ok"]
     redis: Literal["up"]

@@ -1,7 +1,7 @@
-import type { Matrix } from '@flowfleet/client';
+import type { Matrix, Scaling } from '@flowfleet/client';
 import { line, type CliIo } from '../cli-io.js';
 import { EXIT_CODES } from '../exit-codes.js';
-import { lanesTable, matrixTable, workersTable } from '../format/fleet-tables.js';
+import { lanesTable, matrixTable, scalingTable, workersTable } from '../format/fleet-tables.js';
 import { remoteClient, type RemoteOptions } from '../remote-client.js';
 
 /** `flowfleet workers`: every registered worker, live first. */
@@ -36,5 +36,39 @@ export function matrixSection(matrix: Matrix): string[] {
   lines.push('', `lanes (${matrix.lanes.length})`);
   if (matrix.lanes.length > 0) lines.push(...lanesTable(matrix.lanes));
   else lines.push('  (none yet: a lane appears with the first rollout of its requirements)');
+  return lines;
+}
+
+/** Flags of `flowfleet scaling`. */
+export interface ScalingFlags extends RemoteOptions {
+  readonly deviceClass?: string;
+}
+
+/** `flowfleet scaling`: backlog, capacity and desired replicas per device class. */
+export async function runScaling(options: ScalingFlags, io: CliIo): Promise<number> {
+  const scaling = await remoteClient(options, io).scaling(
+    options.deviceClass === undefined ? {} : { deviceClass: options.deviceClass },
+    { signal: io.signal },
+  );
+  if (options.json === true) {
+    line(io.out, JSON.stringify(scaling));
+    return EXIT_CODES.ok;
+  }
+  for (const text of scalingSection(scaling)) line(io.out, text);
+  return EXIT_CODES.ok;
+}
+
+/** The human scaling view: one row per class, then the rule. */
+export function scalingSection(scaling: Scaling): string[] {
+  const lines = [`device classes (${scaling.classes.length})`];
+  if (scaling.classes.length > 0) lines.push(...scalingTable(scaling.classes));
+  else
+    lines.push(
+      '  (none yet: a class appears with its first worker or in FLOWFLEET_SCALING_CLASSES)',
+    );
+  if (scaling.unservedBacklog > 0) {
+    lines.push(`${scaling.unservedBacklog} jobs wait on lanes no known class can serve`);
+  }
+  lines.push(`rule: ${scaling.rule}`);
   return lines;
 }

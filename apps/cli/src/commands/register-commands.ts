@@ -3,7 +3,7 @@ import { integerIn } from '../cli-args.js';
 import type { CliIo } from '../cli-io.js';
 import { runDemo, type DemoFlags } from '../demo/run-demo.js';
 import { withRemoteOptions, type RemoteOptions } from '../remote-client.js';
-import { runMatrix, runWorkers } from './fleet-commands.js';
+import { runMatrix, runScaling, runWorkers, type ScalingFlags } from './fleet-commands.js';
 import { rolloutCommand, runRollout, type RolloutFlags } from './rollout-command.js';
 import { runSync, syncCommand, type SyncFlags } from './sync-command.js';
 import { runTrain, trainCommand, type TrainFlags } from './train-command.js';
@@ -67,6 +67,15 @@ export function registerCommands(program: Command, io: CliIo, hooks: CommandHook
         'what the fleet can run where: live workers per op/component × device, and lanes',
       ),
   ).action(run('matrix', (flags: RemoteOptions) => runMatrix(flags, io)));
+
+  withRemoteOptions(
+    program
+      .command('scaling')
+      .description(
+        'autoscaling hints per device class: workers, backlog (exclusive, shared), desired replicas',
+      )
+      .option('--device-class <class>', 'only this class, e.g. cuda/sm90'),
+  ).action(run('scaling', (flags: ScalingFlags) => runScaling(flags, io)));
 
   withRemoteOptions(
     program

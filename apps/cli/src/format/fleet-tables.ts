@@ -1,4 +1,4 @@
-import type { Fleet, LaneCapacity, Matrix, WeightReport } from '@flowfleet/client';
+import type { ClassScaling, Fleet, LaneCapacity, Matrix, WeightReport } from '@flowfleet/client';
 import { renderTable, type Cell } from './table.js';
 
 /** `dit=1 text_encoder=0` */
@@ -148,6 +148,35 @@ export function acksTable(
   });
   return renderTable(
     ['worker', 'state', `v${version} ack`, `holds ${report.component}`, ...extraHeaders, 'reason'],
+    rows,
+  );
+}
+
+/** The classes of `/v1/scaling`: workers, load, backlog and the replicas the rule asks for. */
+export function scalingTable(classes: readonly ClassScaling[]): string[] {
+  const rows = classes.map((c) => [
+    c.deviceClass,
+    c.source,
+    c.workers,
+    `${c.busy}/${c.capacity}`,
+    c.exclusiveBacklog,
+    `${c.sharedBacklog} (${Number(c.sharedAssigned.toFixed(2))})`,
+    c.jobsPerReplica,
+    c.desiredReplicas,
+    `${c.minReplicas}..${c.maxReplicas}`,
+  ]);
+  return renderTable(
+    [
+      'class',
+      'known',
+      'workers',
+      'busy',
+      'exclusive',
+      'shared (counted)',
+      'jobs/replica',
+      'desired',
+      'bounds',
+    ],
     rows,
   );
 }

@@ -1,5 +1,7 @@
-import { FleetSchema, LanesSchema, MatrixSchema } from '@flowfleet/protocol';
+import { FlowfleetError } from '@flowfleet/errors';
+import { FleetSchema, LanesSchema, MatrixSchema, ScalingSchema } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
+import { ScalingQuerySchema } from '../api-schemas.js';
 import { capabilityMatrix, laneCapacities, summarizeWorkers } from '../fleet-views.js';
 import type { LaneCounts } from '../lane-queues.js';
 import type { CoordinatorServices } from '../services.js';
@@ -65,5 +67,34 @@ export function registerFleetRoutes(app: FastifyInstance, services: CoordinatorS
       },
     },
     handler: async () => ({ lanes: (await readLaneCapacities(services)).lanes }),
+  });
+
+  api.get('/v1/scaling', {
+    schema: { querystring: ScalingQuerySchema, response: { 200: ScalingSchema } },
+    config: {
+      flowfleet: {
+        roles: ['viewer'],
+        summary:
+          'Scaling hints per device class: live workers, capacity, busy slots, exclusive and shared backlog, desiredReplicas and the rule (query: deviceClass, percent-encoded)',
+        errors: ['API_DEVICE_CLASS_NOT_FOUND'],
+        usesRedis: true,
+      },
+    },
+    handler: async (request) => {
+      const { workers, lanes } = await readLaneCapacities(services);
+      const scaling = await services.scaling.plan(workers, lanes);
+      const wanted = request.query.deviceClass;
+      if (wanted === undefined) return scaling;
+      const classes = scaling.classes.filter((entry) => entry.deviceClass === wanted);
+      if (classes.length === 0) {
+        const known = scaling.classes.map((entry) => entry.deviceClass);
+        throw new FlowfleetError(
+          'API_DEVICE_CLASS_NOT_FOUND',
+          `device class '${wanted}' is not known (no live worker, no remembered manifest, not in FLOWFLEET_SCALING_CLASSES)`,
+          { details: { deviceClass: wanted, known } },
+        );
+      }
+      return { ...scaling, classes };
+    },
   });
 }

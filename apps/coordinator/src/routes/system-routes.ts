@@ -30,11 +30,12 @@ async function pingWithin(services: CoordinatorServices, timeoutMs: number): Pro
 
 /** Reads what the fleet gauges show. */
 async function metricsSnapshot(services: CoordinatorServices): Promise<MetricsSnapshot> {
-  const [{ workers, counts }, current] = await Promise.all([
+  const [{ workers, counts, lanes }, current] = await Promise.all([
     readLaneCapacities(services),
     services.weights.currentVersions(),
   ]);
   const live = workers.filter((worker) => worker.alive);
+  const scaling = await services.scaling.plan(workers, lanes);
   const syncLag = new Map<string, number>();
   if (live.length > 0) {
     for (const [component, version] of current) {
@@ -48,6 +49,7 @@ async function metricsSnapshot(services: CoordinatorServices): Promise<MetricsSn
     lanes: counts,
     syncLag,
     currentVersions: current,
+    scaling: scaling.classes,
   };
 }
 
@@ -77,7 +79,8 @@ export function registerSystemRoutes(
     config: {
       flowfleet: {
         roles: ['viewer'],
-        summary: 'Prometheus metrics: lane depth, jobs by state, weight sync lag, workers',
+        summary:
+          'Prometheus metrics: lane depth, jobs by state, weight sync lag, workers, scaling per device class',
         produces: { status: 200, body: 'text' },
         usesRedis: true,
       },
