@@ -20,7 +20,10 @@ describe('infra/compose.yaml', () => {
   });
 
   test('every build names a Dockerfile and every bind mount a file that exist', () => {
-    const services = compose!['services'] as Record<string, { build?: { context: string; dockerfile: string }; volumes?: string[] }>;
+    const services = compose!['services'] as Record<
+      string,
+      { build?: { context: string; dockerfile: string }; volumes?: string[] }
+    >;
     for (const service of Object.values(services)) {
       if (service.build !== undefined) {
         const context = path.resolve(infraPath(), service.build.context);
@@ -28,7 +31,8 @@ describe('infra/compose.yaml', () => {
       }
       for (const volume of service.volumes ?? []) {
         const source = volume.split(':')[0]!;
-        if (source.startsWith('.')) expect(existsSync(path.resolve(infraPath(), source))).toBe(true);
+        if (source.startsWith('.'))
+          expect(existsSync(path.resolve(infraPath(), source))).toBe(true);
       }
     }
   });

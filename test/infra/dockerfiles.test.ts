@@ -11,7 +11,11 @@ const DOCKERFILES = readdirSync(infraPath('docker')).filter((file) => file.endsW
 
 describe('infra/docker', () => {
   test('has the coordinator, worker-cpu and worker-cuda images', () => {
-    expect(DOCKERFILES.sort()).toEqual(['coordinator.Dockerfile', 'worker-cpu.Dockerfile', 'worker-cuda.Dockerfile']);
+    expect(DOCKERFILES.sort()).toEqual([
+      'coordinator.Dockerfile',
+      'worker-cpu.Dockerfile',
+      'worker-cuda.Dockerfile',
+    ]);
   });
 
   test.each(DOCKERFILES)('%s passes the lint', (file) => {
@@ -23,7 +27,9 @@ describe('infra/docker', () => {
     const paths = dockerfile
       .getInstructions()
       .filter((i) => ['CMD', 'ENTRYPOINT', 'HEALTHCHECK'].includes(i.getKeyword()))
-      .flatMap((i) => (i.getArgumentsContent() ?? '').match(/(?:\/app\/)?(?:apps|infra)\/[\w./-]+/g) ?? []);
+      .flatMap(
+        (i) => (i.getArgumentsContent() ?? '').match(/(?:\/app\/)?(?:apps|infra)\/[\w./-]+/g) ?? [],
+      );
     expect(paths.length).toBeGreaterThan(0);
     for (const file of paths) {
       const local = path.join(REPO_ROOT, file.replace(/^\/app\//, ''));
@@ -34,13 +40,16 @@ describe('infra/docker', () => {
 
   test('worker-cuda installs the CUDA provider the platform probe looks for', () => {
     const text = readFileSync(infraPath('docker', 'worker-cuda.Dockerfile'), 'utf8');
-    expect(text).toMatch(/ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules\/onnxruntime-node\/script\/install\.js/);
+    expect(text).toMatch(
+      /ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules\/onnxruntime-node\/script\/install\.js/,
+    );
     expect(text).toMatch(/libonnxruntime_providers_cuda\.so/);
     expect(text).toMatch(/^FROM nvidia\/cuda:12\.\d+\.\d+-cudnn-runtime-ubuntu\d\d\.\d\d$/m);
   });
 
   test('.dockerignore keeps host installs, git, the venv and env files out of the context', () => {
     const ignored = readFileSync(path.join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n');
-    for (const entry of ['.git', '**/node_modules', '.venv', '**/*.env', '.env*']) expect(ignored).toContain(entry);
+    for (const entry of ['.git', '**/node_modules', '.venv', '**/*.env', '.env*'])
+      expect(ignored).toContain(entry);
   });
 });

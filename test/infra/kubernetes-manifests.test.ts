@@ -14,12 +14,19 @@ import {
 } from './support/fleet-rules.js';
 import { schemaErrors } from './support/k8s-schemas.js';
 import { unknownFields } from './support/k8s-unknown-fields.js';
-import { infraPath, KUSTOMIZATIONS, renderKustomization, type YamlObject } from './support/manifests.js';
+import {
+  infraPath,
+  KUSTOMIZATIONS,
+  renderKustomization,
+  type YamlObject,
+} from './support/manifests.js';
 
 const rendered = new Map<string, YamlObject[]>();
 
 beforeAll(async () => {
-  const renders = await Promise.all(KUSTOMIZATIONS.map((dir) => renderKustomization(infraPath(dir))));
+  const renders = await Promise.all(
+    KUSTOMIZATIONS.map((dir) => renderKustomization(infraPath(dir))),
+  );
   KUSTOMIZATIONS.forEach((dir, index) => rendered.set(dir, renders[index]!));
 });
 
@@ -59,7 +66,9 @@ describe.each(['k8s/overlays/dev', 'k8s/overlays/production'] as const)('%s', (o
 
   test('puts every object in the flowfleet namespace', () => {
     const namespaced = render(overlay).filter((doc) => doc['kind'] !== 'Namespace');
-    const namespaces = new Set(namespaced.map((doc) => (doc['metadata'] as { namespace?: string }).namespace));
+    const namespaces = new Set(
+      namespaced.map((doc) => (doc['metadata'] as { namespace?: string }).namespace),
+    );
     expect([...namespaces]).toEqual(['flowfleet']);
   });
 });
@@ -68,11 +77,11 @@ describe('autoscaling by capability (KEDA)', () => {
   test('production: one ScaledObject per worker Deployment on GET /v1/scaling of its class', () => {
     const docs = render('k8s/overlays/production');
     expect(scalingProblems(docs)).toEqual([]);
-    expect(workerDeployments(docs).map((d) => d.metadata?.name).sort()).toEqual([
-      'flowfleet-worker-cpu',
-      'flowfleet-worker-cuda-sm80',
-      'flowfleet-worker-cuda-sm90',
-    ]);
+    expect(
+      workerDeployments(docs)
+        .map((d) => d.metadata?.name)
+        .sort(),
+    ).toEqual(['flowfleet-worker-cpu', 'flowfleet-worker-cuda-sm80', 'flowfleet-worker-cuda-sm90']);
   });
 
   test('dev runs without KEDA: no KEDA objects, fixed worker replicas', () => {

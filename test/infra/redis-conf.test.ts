@@ -44,12 +44,19 @@ test('redis-server starts on infra/redis.conf with AOF and noeviction', async ()
   const deadline = Date.now() + 10_000;
   let pong: RespReply = null;
   while (pong !== 'PONG') {
-    if (child.exitCode !== null) throw new Error(`redis-server refused infra/redis.conf:\n${output}`);
+    if (child.exitCode !== null)
+      throw new Error(`redis-server refused infra/redis.conf:\n${output}`);
     if (Date.now() > deadline) throw new Error(`redis-server did not answer PING:\n${output}`);
     pong = await sendCommand(target, ['PING'], 500).catch(() => null);
     if (pong !== 'PONG') await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  expect(await sendCommand(target, ['CONFIG', 'GET', 'maxmemory-policy'])).toEqual(['maxmemory-policy', 'noeviction']);
+  expect(await sendCommand(target, ['CONFIG', 'GET', 'maxmemory-policy'])).toEqual([
+    'maxmemory-policy',
+    'noeviction',
+  ]);
   expect(await sendCommand(target, ['CONFIG', 'GET', 'appendonly'])).toEqual(['appendonly', 'yes']);
-  expect(await sendCommand(target, ['CONFIG', 'GET', 'appendfsync'])).toEqual(['appendfsync', 'everysec']);
+  expect(await sendCommand(target, ['CONFIG', 'GET', 'appendfsync'])).toEqual([
+    'appendfsync',
+    'everysec',
+  ]);
 });

@@ -8,20 +8,39 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { composeProblems } from './support/compose-rules.js';
 import { composeSchemaErrors } from './support/compose-schema.js';
 import { lintDockerfile } from './support/dockerfile-lint.js';
-import { coordinatorProblems, scalingProblems, selectorProblems, workerProblems } from './support/fleet-rules.js';
+import {
+  coordinatorProblems,
+  scalingProblems,
+  selectorProblems,
+  workerProblems,
+} from './support/fleet-rules.js';
 import { schemaErrors } from './support/k8s-schemas.js';
 import { unknownFields } from './support/k8s-unknown-fields.js';
-import { infraPath, readInfraYaml, renderKustomization, type YamlObject } from './support/manifests.js';
+import {
+  infraPath,
+  readInfraYaml,
+  renderKustomization,
+  type YamlObject,
+} from './support/manifests.js';
 
 let production: YamlObject[];
 beforeAll(async () => {
   production = await renderKustomization(infraPath('k8s/overlays/production'));
 });
 
+/**
+ * A parsed YAML tree edited into shapes no type allows (that is the point of these tests), so
+ * it is typed loosely on purpose.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Loose = any;
+
 /** A deep copy of the production render with one object changed. */
-function changed(kind: string, name: string, change: (doc: any) => void): YamlObject[] {
+function changed(kind: string, name: string, change: (doc: Loose) => void): YamlObject[] {
   const docs = structuredClone(production);
-  const doc = docs.find((d) => d['kind'] === kind && (d['metadata'] as { name: string }).name === name);
+  const doc = docs.find(
+    (d) => d['kind'] === kind && (d['metadata'] as { name: string }).name === name,
+  );
   if (doc === undefined) throw new Error(`${kind}/${name} not in the render`);
   change(doc);
   return docs;
@@ -32,7 +51,11 @@ describe('the Kubernetes and KEDA schemas', () => {
     const [deployment] = changed('Deployment', 'flowfleet-coordinator', (d) => {
       d.spec.template.spec.containers[0].ports[0].containerPort = 'http';
       d.spec.template.spec.containers[0].imagePullPolicy = 'Sometimes';
-    }).filter((d) => (d['metadata'] as { name: string }).name === 'flowfleet-coordinator' && d['kind'] === 'Deployment');
+    }).filter(
+      (d) =>
+        (d['metadata'] as { name: string }).name === 'flowfleet-coordinator' &&
+        d['kind'] === 'Deployment',
+    );
     expect(schemaErrors(deployment!).join('\n')).toMatch(/containerPort must be integer/);
   });
 
@@ -42,20 +65,24 @@ describe('the Kubernetes and KEDA schemas', () => {
       d.spec.triggers[0].metadata.targetValue = 1;
     });
     const errors = docs.flatMap(schemaErrors).join('\n');
-    expect(errors).toMatch(/ScaledObject\/flowfleet-worker-cuda-sm90: .*minReplicaCount must be integer/);
+    expect(errors).toMatch(
+      /ScaledObject\/flowfleet-worker-cuda-sm90: .*minReplicaCount must be integer/,
+    );
   });
 
   test('reject a TriggerAuthentication secretTargetRef without its key', () => {
     const docs = changed('TriggerAuthentication', 'flowfleet-scaling-reader', (d) => {
       delete d.spec.secretTargetRef[0].key;
     });
-    expect(docs.flatMap(schemaErrors).join('\n')).toMatch(/TriggerAuthentication.*must have required property key/);
+    expect(docs.flatMap(schemaErrors).join('\n')).toMatch(
+      /TriggerAuthentication.*must have required property key/,
+    );
   });
 
   test('reject a kind they have no schema for', () => {
-    expect(schemaErrors({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } })).toEqual([
-      'Widget/w: no schema for example.com/v1 Widget',
-    ]);
+    expect(
+      schemaErrors({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }),
+    ).toEqual(['Widget/w: no schema for example.com/v1 Widget']);
   });
 
   test('the unknown-field check reports a misspelt field the schemas let through', () => {
@@ -76,7 +103,9 @@ describe('kustomize rendering', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'flowfleet-kustomize-'));
     try {
       await writeFile(path.join(dir, 'kustomization.yaml'), 'resources:\n  - missing.yaml\n');
-      await expect(renderKustomization(dir)).rejects.toThrow(/kubectl kustomize .* failed: .*missing\.yaml/s);
+      await expect(renderKustomization(dir)).rejects.toThrow(
+        /kubectl kustomize .* failed: .*missing\.yaml/s,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -97,7 +126,9 @@ describe('the fleet rules', () => {
     const docs = changed('Deployment', 'flowfleet-worker-cpu', (d) => {
       const container = d.spec.template.spec.containers[0];
       delete container.lifecycle;
-      const token = container.env.findIndex((e: { name: string }) => e.name === 'FLOWFLEET_WORKER_TOKEN');
+      const token = container.env.findIndex(
+        (e: { name: string }) => e.name === 'FLOWFLEET_WORKER_TOKEN',
+      );
       container.env[token] = { name: 'FLOWFLEET_WORKER_TOKEN', value: 'x'.repeat(20) };
       container.env.push({ name: 'FLOWFLEET_CONCURENCY', value: '4' });
     });
@@ -127,8 +158,12 @@ describe('the fleet rules', () => {
     const orphan = changed('PodDisruptionBudget', 'flowfleet-coordinator', (d) => {
       d.spec.selector.matchLabels['app.kubernetes.io/component'] = 'coordinatr';
     });
-    expect(selectorProblems(orphan)).toEqual(['PodDisruptionBudget/flowfleet-coordinator: selects no pods']);
-    expect(coordinatorProblems(orphan)).toEqual(['Deployment/flowfleet-coordinator: no PodDisruptionBudget covers it']);
+    expect(selectorProblems(orphan)).toEqual([
+      'PodDisruptionBudget/flowfleet-coordinator: selects no pods',
+    ]);
+    expect(coordinatorProblems(orphan)).toEqual([
+      'Deployment/flowfleet-coordinator: no PodDisruptionBudget covers it',
+    ]);
   });
 
   test('a ScaledObject asking for another class, reading the wrong field or targeting nothing', () => {
@@ -153,16 +188,18 @@ describe('the compose checks', () => {
   const [compose] = readInfraYaml('compose.yaml');
 
   test('the compose-spec schema rejects a misspelt key and a wrong type', () => {
-    const broken = structuredClone(compose!) as any;
+    const broken = structuredClone(compose!) as Loose;
     broken.services.worker.stop_grace_periood = '60s';
     broken.services.redis.healthcheck.retries = 'many';
     const errors = composeSchemaErrors(broken).join('\n');
-    expect(errors).toMatch(/\/services\/worker must NOT have additional properties .*stop_grace_periood/);
+    expect(errors).toMatch(
+      /\/services\/worker must NOT have additional properties .*stop_grace_periood/,
+    );
     expect(errors).toMatch(/\/services\/redis\/healthcheck\/retries must be number/);
   });
 
   test('the compose rules reject an unscalable or undrainable worker', () => {
-    const broken = structuredClone(compose!) as any;
+    const broken = structuredClone(compose!) as Loose;
     broken.services.worker.container_name = 'worker';
     broken.services.worker.stop_grace_period = '30s';
     broken.services.coordinator.image = 'flowfleet/coordinator';
@@ -177,18 +214,31 @@ describe('the compose checks', () => {
 describe('the Dockerfile lint', () => {
   test('flags latest, ADD of a URL, root, no HEALTHCHECK and a shell-form CMD', () => {
     const findings = lintDockerfile(
-      ['FROM node:latest', 'ADD https://example.com/x.tgz /x', 'EXPOSE abc', 'CMD npm run worker', ''].join('\n'),
+      [
+        'FROM node:latest',
+        'ADD https://example.com/x.tgz /x',
+        'EXPOSE abc',
+        'CMD npm run worker',
+        '',
+      ].join('\n'),
     );
     const rules = findings.map((f) => f.rule);
-    expect(rules.filter((rule) => !rule.startsWith('dockerfile-utils:')).sort()).toEqual(
-      ['exec-form', 'healthcheck', 'no-add-url', 'non-root-user', 'pinned-base-image'],
-    );
+    expect(rules.filter((rule) => !rule.startsWith('dockerfile-utils:')).sort()).toEqual([
+      'exec-form',
+      'healthcheck',
+      'no-add-url',
+      'non-root-user',
+      'pinned-base-image',
+    ]);
     // EXPOSE abc: dockerfile-utils' own argument check.
     expect(findings.find((f) => f.rule.startsWith('dockerfile-utils:'))).toMatchObject({ line: 3 });
   });
 
   test('a real Dockerfile with its USER removed fails', () => {
-    const text = readFileSync(infraPath('docker', 'worker-cpu.Dockerfile'), 'utf8').replace(/^USER .*$/m, '');
+    const text = readFileSync(infraPath('docker', 'worker-cpu.Dockerfile'), 'utf8').replace(
+      /^USER .*$/m,
+      '',
+    );
     expect(lintDockerfile(text).map((f) => f.rule)).toEqual(['non-root-user']);
   });
 });

@@ -3,7 +3,12 @@
 import { fleetKeys } from '@flowfleet/protocol';
 import { isHeartbeatAlive } from '@flowfleet/worker';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { freePort, startRedisServer, uniquePrefix, type RedisServer } from '../harness/redis-server.js';
+import {
+  freePort,
+  startRedisServer,
+  uniquePrefix,
+  type RedisServer,
+} from '../harness/redis-server.js';
 import { sendCommand } from '../harness/resp.js';
 
 let redis: RedisServer;
@@ -29,7 +34,12 @@ test('follows the heartbeat key the worker writes', async () => {
 test('answers false within its bound when Redis is unreachable', async () => {
   const port = await freePort(); // nothing listens there
   const started = Date.now();
-  const alive = await isHeartbeatAlive({ redisUrl: `redis://127.0.0.1:${port}`, prefix: 'ff', workerId: 'w', timeoutMs: 500 });
+  const alive = await isHeartbeatAlive({
+    redisUrl: `redis://127.0.0.1:${port}`,
+    prefix: 'ff',
+    workerId: 'w',
+    timeoutMs: 500,
+  });
   expect(alive).toBe(false);
   expect(Date.now() - started).toBeLessThan(2_000);
 });

@@ -38,24 +38,30 @@ export function composeProblems(compose: YamlObject): string[] {
     if (!/:[^/:]+$/.test(service.image ?? '') || service.image?.endsWith(':latest') === true) {
       problems.push(`${name}: image ${service.image} has no pinned tag`);
     }
-    const role = name === 'coordinator' ? 'coordinator' : name.startsWith('worker') ? 'worker' : undefined;
+    const role =
+      name === 'coordinator' ? 'coordinator' : name.startsWith('worker') ? 'worker' : undefined;
     if (role === undefined) continue;
     for (const variable of Object.keys(service.environment ?? {})) {
-      if (!known[role].has(variable)) problems.push(`${name}: ${variable} is not a variable the ${role} reads`);
+      if (!known[role].has(variable))
+        problems.push(`${name}: ${variable} is not a variable the ${role} reads`);
     }
     if (role === 'worker') {
-      if (service.container_name !== undefined) problems.push(`${name}: container_name blocks --scale`);
+      if (service.container_name !== undefined)
+        problems.push(`${name}: container_name blocks --scale`);
       if (service.ports !== undefined) problems.push(`${name}: a published port blocks --scale`);
       const drainMs = Number(service.environment?.['FLOWFLEET_DRAIN_TIMEOUT_MS'] ?? 25_000);
       const needed = drainMs / 1000 + WORKER_SHUTDOWN_SLACK_S;
       if (!(seconds(service.stop_grace_period) > needed)) {
-        problems.push(`${name}: stop_grace_period ${service.stop_grace_period} must exceed drain + slack = ${needed} s`);
+        problems.push(
+          `${name}: stop_grace_period ${service.stop_grace_period} must exceed drain + slack = ${needed} s`,
+        );
       }
     }
   }
   const redis = services['redis'];
   if (redis?.healthcheck === undefined) problems.push('redis: no healthcheck');
-  if (!(redis?.command ?? []).some((arg) => arg.endsWith('redis.conf'))) problems.push('redis: not started with redis.conf');
+  if (!(redis?.command ?? []).some((arg) => arg.endsWith('redis.conf')))
+    problems.push('redis: not started with redis.conf');
   if (services['coordinator']?.depends_on?.['redis']?.condition !== 'service_healthy') {
     problems.push('coordinator: must wait for a healthy redis');
   }

@@ -26,6 +26,7 @@ const validateCompose = ajv.compile(loadableSchema(composeSchema) as object);
 export function composeSchemaErrors(compose: YamlObject): string[] {
   if (validateCompose(compose)) return [];
   return (validateCompose.errors ?? []).map(
-    (error) => `${error.instancePath || '/'} ${error.message ?? error.keyword} ${JSON.stringify(error.params)}`,
+    (error) =>
+      `${error.instancePath || '/'} ${error.message ?? error.keyword} ${JSON.stringify(error.params)}`,
   );
 }

@@ -54,7 +54,11 @@ export function lintDockerfile(content: string): DockerfileFinding[] {
   const instructions = dockerfile.getInstructions();
   for (const add of instructions.filter((i) => i.getKeyword() === 'ADD')) {
     if (/\bhttps?:\/\//i.test(add.getArgumentsContent() ?? '')) {
-      findings.push({ rule: 'no-add-url', line: lineOf(add), message: 'ADD of a URL (fetch in RUN, verified)' });
+      findings.push({
+        rule: 'no-add-url',
+        line: lineOf(add),
+        message: 'ADD of a URL (fetch in RUN, verified)',
+      });
     }
   }
   const last = finalStage(instructions);
@@ -69,7 +73,11 @@ export function lintDockerfile(content: string): DockerfileFinding[] {
   }
   const health = last.filter((i) => i.getKeyword() === 'HEALTHCHECK').at(-1);
   if (health === undefined || /^\s*NONE\b/i.test(health.getArgumentsContent() ?? '')) {
-    findings.push({ rule: 'healthcheck', line: lineOf(last[0]!), message: 'the image has no HEALTHCHECK' });
+    findings.push({
+      rule: 'healthcheck',
+      line: lineOf(last[0]!),
+      message: 'the image has no HEALTHCHECK',
+    });
   }
   const starts = last.filter((i) => i.getKeyword() === 'CMD' || i.getKeyword() === 'ENTRYPOINT');
   if (starts.length === 0) {

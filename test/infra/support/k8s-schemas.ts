@@ -7,7 +7,9 @@ import { objectId, type YamlObject } from './manifests.js';
  * for a kind outside KNOWN_KINDS. Empty when it validates.
  */
 export function schemaErrors(doc: YamlObject): string[] {
-  const kind = KNOWN_KINDS.find((k) => k.kind === doc['kind'] && k.apiVersion === doc['apiVersion']);
+  const kind = KNOWN_KINDS.find(
+    (k) => k.kind === doc['kind'] && k.apiVersion === doc['apiVersion'],
+  );
   if (kind === undefined) {
     return [`${objectId(doc)}: no schema for ${String(doc['apiVersion'])} ${String(doc['kind'])}`];
   }

@@ -37,7 +37,9 @@ export function unknownFields(docs: readonly YamlObject[]): FieldProblem[] {
   const lineOwners: string[] = [];
   const imports = new Set<string>();
   docs.forEach((doc, index) => {
-    const kind = KNOWN_KINDS.find((k) => k.kind === doc['kind'] && k.apiVersion === doc['apiVersion']);
+    const kind = KNOWN_KINDS.find(
+      (k) => k.kind === doc['kind'] && k.apiVersion === doc['apiVersion'],
+    );
     if (kind === undefined) {
       problems.push({ object: objectId(doc), message: 'no schema for this apiVersion/kind' });
       return;

@@ -26,7 +26,9 @@ export function parseYamlDocuments(text: string, source: string): YamlObject[] {
     .filter((doc) => doc.contents !== null)
     .map((doc, index) => {
       if (doc.errors.length > 0) {
-        throw new Error(`${source} document ${index}: ${doc.errors.map((e) => e.message).join('; ')}`);
+        throw new Error(
+          `${source} document ${index}: ${doc.errors.map((e) => e.message).join('; ')}`,
+        );
       }
       return doc.toJS() as YamlObject;
     });
@@ -60,7 +62,9 @@ export async function renderKustomization(dir: string): Promise<YamlObject[]> {
     return parseYamlDocuments(stdout, dir);
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr ?? '';
-    throw new Error(`kubectl kustomize ${dir} failed: ${stderr || (error as Error).message}`);
+    throw new Error(`kubectl kustomize ${dir} failed: ${stderr || (error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 
