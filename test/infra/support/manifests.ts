@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
+import { kubectlPath } from '../../harness/prerequisites.js';
 
 const run = promisify(execFile);
 
@@ -55,7 +56,7 @@ export const KUSTOMIZATIONS = [
  */
 export async function renderKustomization(dir: string): Promise<YamlObject[]> {
   try {
-    const { stdout } = await run('kubectl', ['kustomize', dir], {
+    const { stdout } = await run(kubectlPath(), ['kustomize', dir], {
       encoding: 'utf8',
       maxBuffer: 16 * 1024 * 1024,
     });
