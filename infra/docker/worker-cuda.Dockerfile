@@ -21,9 +21,9 @@ RUN npm ci --no-audit --no-fund \
 # CUDA 12 + cuDNN 9 runtime libraries, which onnxruntime 1.x's CUDA 12 provider links against.
 FROM nvidia/cuda:12.8.1-cudnn-runtime-ubuntu22.04
 WORKDIR /app
-ENV NODE_ENV=production \
-    NVIDIA_VISIBLE_DEVICES=all \
-    NVIDIA_DRIVER_CAPABILITIES=compute,utility
+# The base image already sets NVIDIA_VISIBLE_DEVICES=all and NVIDIA_DRIVER_CAPABILITIES=
+# compute,utility (utility: the toolkit mounts nvidia-smi, which the platform probe runs).
+ENV NODE_ENV=production
 # Node from the same official image the dependencies were installed with (glibc 2.28+ binary;
 # Ubuntu 22.04 has 2.35); nvidia-smi comes from the driver the container toolkit mounts.
 COPY --from=deps /usr/local/bin/node /usr/local/bin/node
