@@ -38,6 +38,18 @@ describe('infra/docker', () => {
     }
   });
 
+  test('the coordinator image checks GET /healthz, the worker images their heartbeat', () => {
+    const health = (file: string) =>
+      DockerfileParser.parse(readFileSync(infraPath('docker', file), 'utf8'))
+        .getInstructions()
+        .find((i) => i.getKeyword() === 'HEALTHCHECK')
+        ?.getArgumentsContent();
+    expect(health('coordinator.Dockerfile')).toMatch(/'\/healthz'\)/);
+    for (const worker of ['worker-cpu.Dockerfile', 'worker-cuda.Dockerfile']) {
+      expect(health(worker)).toMatch(/"apps\/worker\/src\/health-main\.ts"\]$/);
+    }
+  });
+
   test('worker-cuda installs the CUDA provider the platform probe looks for', () => {
     const text = readFileSync(infraPath('docker', 'worker-cuda.Dockerfile'), 'utf8');
     expect(text).toMatch(

@@ -6,7 +6,12 @@ import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { composeProblems } from './support/compose-rules.js';
-import { composeSchemaErrors } from './support/compose-schema.js';
+import {
+  composeSchemaErrors,
+  exampleEnv,
+  interpolateCompose,
+  loadCompose,
+} from './support/compose-schema.js';
 import { lintDockerfile } from './support/dockerfile-lint.js';
 import {
   coordinatorProblems,
@@ -16,12 +21,7 @@ import {
 } from './support/fleet-rules.js';
 import { schemaErrors } from './support/k8s-schemas.js';
 import { unknownFields } from './support/k8s-unknown-fields.js';
-import {
-  infraPath,
-  readInfraYaml,
-  renderKustomization,
-  type YamlObject,
-} from './support/manifests.js';
+import { infraPath, renderKustomization, type YamlObject } from './support/manifests.js';
 
 let production: YamlObject[];
 beforeAll(async () => {
@@ -185,21 +185,36 @@ describe('the fleet rules', () => {
 });
 
 describe('the compose checks', () => {
-  const [compose] = readInfraYaml('compose.yaml');
+  const compose = loadCompose({
+    ...exampleEnv(),
+    FLOWFLEET_TRAINER_TOKEN: 'trainer-0123456789abcdef',
+    FLOWFLEET_VIEWER_TOKEN: 'viewer-0123456789abcdef',
+    FLOWFLEET_WORKER_TOKEN: 'worker-0123456789abcdef',
+  });
 
   test('the compose-spec schema rejects a misspelt key and a wrong type', () => {
-    const broken = structuredClone(compose!) as Loose;
+    const broken = structuredClone(compose) as Loose;
     broken.services.worker.stop_grace_periood = '60s';
     broken.services.redis.healthcheck.retries = 'many';
+    broken.services.coordinator.ports = ['eighty:8080'];
+    broken.services.redis.healthcheck.interval = '5 seconds';
     const errors = composeSchemaErrors(broken).join('\n');
+    expect(errors).toMatch(/\/services\/coordinator\/ports\/0 must match format "ports"/);
+    expect(errors).toMatch(/\/services\/redis\/healthcheck\/interval must match format "duration"/);
     expect(errors).toMatch(
       /\/services\/worker must NOT have additional properties .*stop_grace_periood/,
     );
     expect(errors).toMatch(/\/services\/redis\/healthcheck\/retries must be number/);
   });
 
+  test('interpolation keeps defaults, fills values and refuses a required variable left empty', () => {
+    const text = 'a: ${A:-8080}\nb: ${B:?set B}\nc: $${LITERAL}\n';
+    expect(interpolateCompose(text, { B: 'x' })).toBe('a: 8080\nb: x\nc: ${LITERAL}\n');
+    expect(() => interpolateCompose(text, { B: '' })).toThrow(/required variable B .*set B/);
+  });
+
   test('the compose rules reject an unscalable or undrainable worker', () => {
-    const broken = structuredClone(compose!) as Loose;
+    const broken = structuredClone(compose) as Loose;
     broken.services.worker.container_name = 'worker';
     broken.services.worker.stop_grace_period = '30s';
     broken.services.coordinator.image = 'flowfleet/coordinator';

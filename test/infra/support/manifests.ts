@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
@@ -33,12 +32,6 @@ export function parseYamlDocuments(text: string, source: string): YamlObject[] {
       }
       return doc.toJS() as YamlObject;
     });
-}
-
-/** The documents of one YAML file under infra/. */
-export function readInfraYaml(...parts: string[]): YamlObject[] {
-  const file = infraPath(...parts);
-  return parseYamlDocuments(readFileSync(file, 'utf8'), file);
 }
 
 /** The kustomizations CI renders: the base, the CUDA class template and every overlay. */
