@@ -30,6 +30,16 @@ describe('test prerequisites', () => {
     expect(lines[0]).toMatch(/^npm test needs: .*\.venv.* \(npm run setup:python\)$/);
   });
 
+  it('names a missing kubectl in one line with how to get one', () => {
+    const result = runCheck({ FLOWFLEET_KUBECTL: '/nonexistent/kubectl' });
+    expect(result.status).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^npm test needs: .*kubectl \(kustomize v4\+\) for the infra\/k8s rendering tests \(kubectl 1\.21\+/,
+    );
+  });
+
   it('passes silently on this machine, where CI installed everything', () => {
     expect(missingPrerequisites().map((p) => p.name)).toEqual([]);
     const result = runCheck({});

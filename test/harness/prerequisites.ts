@@ -20,6 +20,22 @@ export function chromiumPath(): string {
   return process.env['FLOWFLEET_CHROMIUM'] ?? '/usr/bin/chromium';
 }
 
+/** kubectl for rendering infra/k8s (its built-in kustomize): `FLOWFLEET_KUBECTL` when set. */
+export function kubectlPath(): string {
+  return process.env['FLOWFLEET_KUBECTL'] ?? 'kubectl';
+}
+
+/** True when kubectl runs and its built-in kustomize is v4 or newer (components, `labels`). */
+function kustomizeReady(): boolean {
+  const result = spawnSync(kubectlPath(), ['version', '--client', '-o', 'json'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  if (result.error !== undefined || result.status !== 0) return false;
+  const match = /"kustomizeVersion":\s*"v(\d+)\./.exec(result.stdout);
+  return match !== null && Number(match[1]) >= 4;
+}
+
 /**
  * The interpreter of the repository's virtualenv, which `npm run setup:python` makes and
  * `npm run test:python` runs: `<FLOWFLEET_VENV>/bin/python` when set (the check's test points it
@@ -59,6 +75,13 @@ export const TEST_PREREQUISITES: readonly Prerequisite[] = [
     neededBy: 'the dashboard tests',
     install: 'apt-get install chromium, or set FLOWFLEET_CHROMIUM=/path/to/chromium',
     present: () => existsSync(chromiumPath()),
+  },
+  {
+    name: 'kubectl (kustomize v4+)',
+    neededBy: 'the infra/k8s rendering tests',
+    install:
+      'kubectl 1.21+ (its built-in kustomize renders infra/k8s offline; Debian 12 kubernetes-client 1.20 is too old), or set FLOWFLEET_KUBECTL',
+    present: kustomizeReady,
   },
   {
     name: 'the Python venv (.venv)',

@@ -4,7 +4,7 @@ export type { CoordinatorTokens, Role } from './auth.js';
 export type { RouteDoc, RouteInfo } from './route-table.js';
 export { coordinatorKeys } from './keys.js';
 export type { CoordinatorKeys } from './keys.js';
-export { limitsFromEnv, parseCoordinatorEnv } from './env.js';
+export { coordinatorEnvSchema, limitsFromEnv, parseCoordinatorEnv } from './env.js';
 export type { CoordinatorEnv } from './env.js';
 export { FsBlobStore } from './blob-store.js';
 export type {

@@ -3,7 +3,7 @@ export { rolloutOutput } from './jobs/rollout-output.js';
 export type { RolloutOutput } from './jobs/rollout-output.js';
 export type { FlowfleetWorker, WorkerStats } from './flowfleet-worker.js';
 export type { BackendChoice, LockSettings, WorkerOptions } from './worker-options.js';
-export { parseWorkerEnv, workerOptionsFromEnv } from './env.js';
+export { parseWorkerEnv, workerEnvSchema, workerOptionsFromEnv } from './env.js';
 export type { WorkerEnv } from './env.js';
 export type { ExtraKernel } from './compute/extra-kernels.js';
 export { INITIAL_WEIGHTS_SEED } from './compute/model-host.js';
@@ -13,3 +13,5 @@ export type { HeldJob, JobFailure, JobQueue, LaneConsumer } from './queue/job-qu
 export { createBullmqJobQueue } from './queue/bullmq/bullmq-job-queue.js';
 export type { BullmqJobQueueOptions } from './queue/bullmq/bullmq-job-queue.js';
 export { LOAD_BEAT_INTERVAL_MS } from './fleet/worker-registration.js';
+export { isHeartbeatAlive } from './heartbeat-check.js';
+export type { HeartbeatCheckOptions } from './heartbeat-check.js';

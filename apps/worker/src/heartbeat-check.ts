@@ -1,0 +1,42 @@
+import { fleetKeys } from '@flowfleet/protocol';
+import { Redis } from 'ioredis';
+
+/** What the container health check asks Redis. */
+export interface HeartbeatCheckOptions {
+  readonly redisUrl: string;
+  readonly prefix: string;
+  readonly workerId: string;
+  /** Connect + command bound; default 2 s (a health check must answer, not hang). */
+  readonly timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 2_000;
+
+/**
+ * True when the worker's heartbeat key exists: the same fact the coordinator uses for "live"
+ * (the key lapses when the worker's event loop stalls or it loses Redis). False when the key is
+ * absent or Redis does not answer within the bound — never throws, a health check reports.
+ */
+export async function isHeartbeatAlive(options: HeartbeatCheckOptions): Promise<boolean> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const redis = new Redis(options.redisUrl, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectionName: `flowfleet-worker-health:${options.workerId}`,
+  });
+  // Errors surface through the awaited calls below; without a listener ioredis would log them.
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const key = fleetKeys(options.prefix).heartbeat(options.workerId);
+    return (await redis.exists(key)) === 1;
+  } catch {
+    // Unreachable or slow Redis: the worker cannot be serving either.
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
