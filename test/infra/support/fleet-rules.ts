@@ -249,6 +249,7 @@ export function scalingProblems(docs: readonly YamlObject[]): string[] {
       );
     }
   }
+  problems.push(...declaredClassProblems(docs, scaled));
   for (const object of scaled) {
     if (
       !workerDeployments(docs).some((d) => d.metadata?.name === object.spec.scaleTargetRef.name)
@@ -256,6 +257,50 @@ export function scalingProblems(docs: readonly YamlObject[]): string[] {
       problems.push(
         `ScaledObject/${object.metadata?.name}: targets no worker Deployment of this render`,
       );
+    }
+  }
+  return problems;
+}
+
+/**
+ * Every class a ScaledObject scales is declared in the coordinator's FLOWFLEET_SCALING_CLASSES
+ * with the ScaledObject's own bounds: GET /v1/scaling answers 404 for a class it has neither
+ * configured nor seen, so a class at zero replicas would never wake up.
+ */
+function declaredClassProblems(
+  docs: readonly YamlObject[],
+  scaled: readonly IScaledObject[],
+): string[] {
+  if (scaled.length === 0) return [];
+  const coordinator = ofKind<IDeployment>(docs, 'Deployment').find(
+    (d) => d.spec?.template.metadata?.labels?.['app.kubernetes.io/component'] === 'coordinator',
+  );
+  const raw = coordinator?.spec?.template.spec?.containers[0]?.env?.find(
+    (e) => e.name === 'FLOWFLEET_SCALING_CLASSES',
+  )?.value;
+  if (raw === undefined) return ['coordinator: FLOWFLEET_SCALING_CLASSES is not set'];
+  const parsed = coordinatorEnvSchema.shape.FLOWFLEET_SCALING_CLASSES.safeParse(raw);
+  if (!parsed.success)
+    return [`coordinator: FLOWFLEET_SCALING_CLASSES is invalid: ${parsed.error.message}`];
+  const declared = JSON.parse(raw) as Record<
+    string,
+    { minReplicas?: number; maxReplicas?: number }
+  >;
+  const problems: string[] = [];
+  for (const object of scaled) {
+    const url = new URL(String(object.spec.triggers[0]?.metadata['url'] ?? 'http://invalid/'));
+    const deviceClass = url.searchParams.get('deviceClass') ?? '';
+    const bounds = declared[deviceClass];
+    const id = `ScaledObject/${object.metadata?.name}`;
+    if (bounds === undefined) {
+      problems.push(
+        `${id}: class ${deviceClass} is not in the coordinator's FLOWFLEET_SCALING_CLASSES`,
+      );
+    } else if (
+      bounds.minReplicas !== (object.spec.minReplicaCount ?? 0) ||
+      bounds.maxReplicas !== (object.spec.maxReplicaCount ?? 100)
+    ) {
+      problems.push(`${id}: bounds differ from FLOWFLEET_SCALING_CLASSES[${deviceClass}]`);
     }
   }
   return problems;
