@@ -93,6 +93,9 @@ function spawnRedis(port: number, dir: string, options: RedisServerOptions): Chi
     String(port),
     '--bind',
     options.host ?? HOST,
+    // Off the loopback, Redis refuses password-less clients unless told they are trusted: a
+    // namespace address is reachable only from the test's own network.
+    ...(options.host === undefined ? [] : ['--protected-mode', 'no']),
     ...(options.unixSocket === undefined
       ? []
       : ['--unixsocket', options.unixSocket, '--unixsocketperm', '700']),

@@ -50,6 +50,7 @@ async function main(): Promise<void> {
     logger,
     limits: limitsFromEnv(env),
     heartbeatTtlMs: env.FLOWFLEET_HEARTBEAT_TTL_MS,
+    redisCommandTimeoutMs: env.FLOWFLEET_REDIS_COMMAND_TIMEOUT_MS,
   });
 
   let stopping = false;

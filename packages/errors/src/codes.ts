@@ -436,6 +436,12 @@ export const ERROR_CODES = {
     summary:
       'The job already holds a different result.safetensors from an earlier attempt (another backend or weight version ran it); the stored result stands and the job fails without retry.',
   },
+  WORKER_JOB_LOST: {
+    source: 'worker',
+    httpStatus: 409,
+    summary:
+      "The worker no longer held a job when it settled it: its lock lapsed (a partition or a stall longer than the lock) and the job moved on to another attempt; this worker's outcome is dropped (a result it stored stands only if identical) and it goes on serving.",
+  },
   NUM_INVALID_ARGUMENT: {
     source: 'numerics',
     httpStatus: 400,
