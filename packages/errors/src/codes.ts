@@ -204,9 +204,9 @@ export const ERROR_CODES = {
   },
   API_IDEMPOTENCY_CONFLICT: {
     source: 'coordinator',
-    httpStatus: 409,
+    httpStatus: 422,
     summary:
-      'The Idempotency-Key was first sent with a different rollout request; a key names one request, and nothing was enqueued.',
+      'The Idempotency-Key was first sent with a different rollout request (422, as the IETF httpapi Idempotency-Key draft asks); a key names one request, and nothing was enqueued.',
   },
   API_RESULT_CONFLICT: {
     source: 'coordinator',
