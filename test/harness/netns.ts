@@ -55,6 +55,10 @@ export interface TestNetwork {
   restore(host: string): Promise<void>;
   /** Drops every packet between `a` and `b` only (blackhole routes on both sides). */
   cutBetween(a: string, b: string): Promise<void>;
+  /** Drops what `from` sends to `to` only (what `to` sends still arrives: an answer gets lost). */
+  cutFrom(from: string, to: string): Promise<void>;
+  /** Undoes `cutFrom(from, to)`. */
+  restoreFrom(from: string, to: string): Promise<void>;
   /** Undoes `cutBetween(a, b)`. */
   restoreBetween(a: string, b: string): Promise<void>;
   /** Drops `percent` % of the packets `host` sends and of those it receives, at random. */
@@ -235,12 +239,18 @@ export async function createTestNetwork(hostNames: readonly string[]): Promise<T
       await ip(['-n', hub, 'link', 'set', peer(name), 'up']);
     },
     async cutBetween(a, b) {
-      await ip(['-n', host(a).ns, 'route', 'add', 'blackhole', `${host(b).address}/32`]);
-      await ip(['-n', host(b).ns, 'route', 'add', 'blackhole', `${host(a).address}/32`]);
+      await this.cutFrom(a, b);
+      await this.cutFrom(b, a);
     },
     async restoreBetween(a, b) {
-      await ip(['-n', host(a).ns, 'route', 'del', 'blackhole', `${host(b).address}/32`]);
-      await ip(['-n', host(b).ns, 'route', 'del', 'blackhole', `${host(a).address}/32`]);
+      await this.restoreFrom(a, b);
+      await this.restoreFrom(b, a);
+    },
+    async cutFrom(from, to) {
+      await ip(['-n', host(from).ns, 'route', 'add', 'blackhole', `${host(to).address}/32`]);
+    },
+    async restoreFrom(from, to) {
+      await ip(['-n', host(from).ns, 'route', 'del', 'blackhole', `${host(to).address}/32`]);
     },
     async setLoss(name, percent) {
       if (!(percent > 0 && percent < 100)) throw new Error(`loss ${percent} % is not in (0, 100)`);

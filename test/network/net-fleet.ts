@@ -95,7 +95,9 @@ export async function startNetFleet(name: string, options: NetFleetOptions): Pro
   const trainerSocket = join(dir, 'coordinator.sock');
   let redisServer: RedisServer | undefined;
   let redis: Redis | undefined;
-  const agent = new Agent({ connect: { socketPath: trainerSocket } });
+  // One connection: a request sent after another reuses its (established) connection, which a
+  // test relies on to lose an answer with a one-way cut.
+  const agent = new Agent({ connect: { socketPath: trainerSocket }, connections: 1 });
   const close = async (): Promise<void> => {
     await Promise.allSettled(processes.map((child) => child.stop('SIGKILL')));
     await agent.close().catch(() => undefined);

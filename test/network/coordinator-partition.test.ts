@@ -1,0 +1,136 @@
+// The coordinator's side of the network: cut off from Redis it answers 503 with a code (not a
+// hang) and recovers by itself when the link returns; killed between enqueueing a job and
+// answering (the answer lost on the way back), the trainer SDK's retry under the same
+// Idempotency-Key yields exactly one job.
+import { FlowfleetClient } from '@flowfleet/client';
+import { coordinatorKeys } from '@flowfleet/coordinator';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOKENS, tinyRollout, waitUntil } from '../worker/fleet-fixture.js';
+import { faultReport, type AcceptedJob } from './fault-report.js';
+import { startNetFleet, workerIdOn, type NetFleet } from './net-fleet.js';
+
+const COMMAND_TIMEOUT_MS = 1_000;
+
+let fleet: NetFleet;
+let trainer: FlowfleetClient;
+/** Tries the SDK has had to repeat. */
+let retries = 0;
+const accepted: AcceptedJob[] = [];
+
+beforeAll(async () => {
+  fleet = await startNetFleet('net-coordinator', {
+    workers: ['w1'],
+    heartbeatTtlMs: 5_000,
+    coordinatorEnv: { FLOWFLEET_REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS) },
+  });
+  await fleet.startCoordinator();
+  await fleet.startWorker('w1');
+  trainer = FlowfleetClient.create({
+    baseUrl: fleet.coordinatorUrl,
+    token: TOKENS.trainer,
+    fetch: fleet.fetch,
+    onRetry: () => {
+      retries += 1;
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await trainer?.close();
+  await fleet?.close();
+}, 30_000);
+
+/** Every job BullMQ holds in `lane` (any state). */
+async function jobsIn(lane: string): Promise<number> {
+  const queue = new Queue(lane, {
+    connection: fleet.redis,
+    prefix: coordinatorKeys(fleet.prefix).bullPrefix,
+  });
+  try {
+    return Object.values(await queue.getJobCounts()).reduce((sum, count) => sum + count, 0);
+  } finally {
+    await queue.close();
+  }
+}
+
+describe('a coordinator cut off from Redis', () => {
+  it('answers 503 API_REDIS_UNAVAILABLE at once, and serves again by itself once the link returns', async () => {
+    const pid = fleet.coordinator().process.pid;
+    await fleet.network.cutBetween('coord', 'redis');
+    const key = '2f1c9b7e-8a3d-4e5f-9a0b-1c2d3e4f5a6b';
+    const body = tinyRollout({ seeds: [31, 32] });
+    const started = performance.now();
+    const refused = await fleet.api('/v1/rollouts', {
+      json: body,
+      headers: { 'idempotency-key': key },
+    });
+    const refusedMs = performance.now() - started;
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({ code: 'API_REDIS_UNAVAILABLE' });
+    // Bounded by the command timeout, not by TCP giving up minutes later.
+    expect(refusedMs).toBeLessThan(COMMAND_TIMEOUT_MS + 3_000);
+    const fleetView = await fleet.api('/v1/fleet');
+    expect(fleetView.status).toBe(503);
+    expect(fleetView.body).toMatchObject({ code: 'API_REDIS_UNAVAILABLE' });
+    const health = await fleet.api('/healthz');
+    expect(health.status).toBe(503);
+    expect(health.body).toMatchObject({ code: 'COORD_REDIS_UNAVAILABLE' });
+
+    // The SDK retries its enqueue (same key every try) through the partition.
+    const retried = trainer.enqueueRollouts(tinyRollout({ seeds: [33, 34] }), {
+      timeoutMs: 5_000,
+      retry: { attempts: Number.POSITIVE_INFINITY, maxDelayMs: 1_000, deadlineMs: 60_000 },
+    });
+    const retriesBefore = retries;
+    await waitUntil(() => (retries > retriesBefore ? true : undefined), 'a try to fail', 20_000);
+    await fleet.network.restoreBetween('coord', 'redis');
+    const answer = await retried;
+    accepted.push({ id: answer.id, lane: answer.lane });
+    // The refused request, sent again with its key, enqueues (once).
+    const again = await fleet.api('/v1/rollouts', { json: body, headers: { 'idempotency-key': key } });
+    expect(again.status).toBe(202);
+    const job = again.body as AcceptedJob;
+    accepted.push(job);
+    expect(job.id).toBe(`${job.lane}.${key}`);
+    expect(fleet.coordinator().process.pid).toBe(pid); // the same process: no restart
+    for (const { id } of accepted) {
+      expect((await fleet.waitForCompletion(id, 60_000)).summary?.worker).toBe(
+        workerIdOn(fleet, 'w1'),
+      );
+    }
+    expect(await jobsIn(job.lane)).toBe(2);
+    const report = await faultReport(fleet, accepted);
+    expect(report).toEqual({ accepted: 2, completed: 2, lost: 0, duplicated: 0, mismatched: 0 });
+  }, 120_000);
+});
+
+describe('a coordinator killed between enqueueing and answering', () => {
+  it('the SDK retries with the same Idempotency-Key and gets exactly one job', async () => {
+    const lane = accepted[0]?.lane ?? '';
+    const before = await jobsIn(lane);
+    // The trainer's connection is up; from now on what the coordinator sends it is lost.
+    expect((await fleet.api('/healthz')).status).toBe(200);
+    await fleet.network.cutFrom('coord', 'trainer');
+    const enqueued = trainer.enqueueRollouts(tinyRollout({ seeds: [41, 42] }), {
+      timeoutMs: 3_000,
+      retry: { attempts: Number.POSITIVE_INFINITY, maxDelayMs: 1_000, deadlineMs: 90_000 },
+    });
+    // The request arrived: its job is in Redis, the answer is on its way to nowhere.
+    await waitUntil(
+      async () => ((await jobsIn(lane)) > before ? true : undefined),
+      'the job to be enqueued',
+      20_000,
+    );
+    expect(await fleet.coordinator().stop('SIGKILL')).toBe('SIGKILL');
+    await fleet.network.restoreFrom('coord', 'trainer');
+    await fleet.startCoordinator();
+    const answer = await enqueued;
+    expect(answer.lane).toBe(lane);
+    accepted.push({ id: answer.id, lane: answer.lane });
+    expect(await jobsIn(lane)).toBe(before + 1);
+    await fleet.waitForCompletion(answer.id, 60_000);
+    const report = await faultReport(fleet, accepted);
+    expect(report).toEqual({ accepted: 3, completed: 3, lost: 0, duplicated: 0, mismatched: 0 });
+  }, 150_000);
+});
