@@ -4,7 +4,7 @@
 // meanwhile), the stale worker notices it lost the job (WORKER_JOB_LOST) and rejoins the fleet.
 import { coordinatorKeys } from '@flowfleet/coordinator';
 import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
-import { WorkerManifestSchema } from '@flowfleet/protocol';
+import { SyncAckSchema, WorkerManifestSchema, type SyncAck } from '@flowfleet/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyRollout, waitUntil } from '../worker/fleet-fixture.js';
 import type { HostProcess } from '../harness/netns-process.js';
@@ -80,6 +80,38 @@ async function startedOn(host: string, body: Record<string, unknown>): Promise<A
   );
   expect(running.worker).toBe(workerIdOn(fleet, host));
   return job;
+}
+
+/** PUT the blob of dit weights made from `seed`, then sync it as `version`. */
+async function syncDit(version: number, seed: number): Promise<void> {
+  const blob = encodeWeights(initWeights(wan21MiniCard.config, seed, 'dit'));
+  const upload = await fleet.fetch(`${fleet.coordinatorUrl}/v1/blobs`, {
+    method: 'PUT',
+    headers: {
+      authorization: 'Bearer trainer-token-worker-tests-0123456789',
+      'content-type': 'application/octet-stream',
+    },
+    body: blob,
+  });
+  expect(upload.status).toBe(201);
+  const { sha256 } = (await upload.json()) as { sha256: string };
+  const sync = await fleet.api('/v1/weights/dit/sync', { json: { version, sha256 } });
+  expect(sync.status).toBe(202);
+}
+
+/** `workerId`'s ack of dit `version`, once there is one. */
+function ackOf(workerId: string, version: number, timeoutMs: number): Promise<SyncAck> {
+  return waitUntil(
+    async () => {
+      const raw = await fleet.redis.hget(
+        coordinatorKeys(fleet.prefix).acks('dit', version),
+        workerId,
+      );
+      return raw === null ? undefined : SyncAckSchema.parse(JSON.parse(raw));
+    },
+    `${workerId}'s ack of dit v${version}`,
+    timeoutMs,
+  );
 }
 
 async function manifestWeights(workerId: string): Promise<Record<string, number>> {
@@ -186,5 +218,60 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
     const report = await faultReport(fleet, accepted, expected);
     expect(report).toEqual({ accepted: 5, completed: 5, lost: 0, duplicated: 0, mismatched: 0 });
     expect(await w3.stop('SIGTERM')).toBe(0);
+  }, 150_000);
+
+  it('cut off from the blob source during a weight sync, ends on the old or the new version, never between, and says why', async () => {
+    const w2 = await fleet.startWorker('w2', WORKER_ENV);
+    const w2Id = workerIdOn(fleet, 'w2');
+    await waitUntil(
+      async () => ((await manifestWeights(w2Id))['dit'] === 1 ? true : undefined),
+      'w2 on dit v1',
+      30_000,
+    );
+    // Its keep-alive connection to the coordinator idles out (undici: 4 s), so every fetch
+    // below dials through the cut.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+
+    // Cut for longer than its download retry bound (10 s): it stays on v1, and its ack says why.
+    await fleet.network.cutBetween('w2', 'coord');
+    const syncedAt = Date.now();
+    await syncDit(2, 8);
+    const refused = await ackOf(w2Id, 2, 40_000);
+    console.log(
+      `sync cut: acked ${refused.status} after ${Date.now() - syncedAt} ms: ${refused.code} ${refused.reason}`,
+    );
+    expect(refused.status).toBe('failed');
+    expect(refused.reason).toBeTruthy();
+    expect(refused.code).toMatch(/^CLIENT_/);
+    expect((await manifestWeights(w2Id))['dit']).toBe(1);
+
+    // Cut, then restored within the bound: the retried download lands, it ends on v3.
+    const mark = w2.output().length;
+    await syncDit(3, 9);
+    await waitForLog(w2, mark, /coordinator request failed; retrying/, 'a download to fail');
+    await fleet.network.restoreBetween('w2', 'coord');
+    const loaded = await ackOf(w2Id, 3, 40_000);
+    expect(loaded.status).toBe('ok');
+    // The manifest follows the ack: v3, never a mixture (one version per component).
+    await waitUntil(
+      async () => ((await manifestWeights(w2Id))['dit'] === 3 ? true : undefined),
+      'w2 on dit v3',
+      10_000,
+    );
+    // What it runs now is exactly v3: the same bytes as a fresh worker on v3.
+    const probe = tinyRollout({ seeds: [51, 52], weights: { dit: { exact: 3 } } });
+    const job = await enqueue(probe);
+    const done = await fleet.waitForCompletion(job.id, 30_000);
+    expect(done.summary?.worker).toBe(w2Id);
+    expect(done.summary?.weightsVersions).toMatchObject({ dit: 3 });
+    expect(await w2.stop('SIGTERM')).toBe(0);
+    await fleet.startWorker('w3', WORKER_ENV);
+    const reference = await enqueue(probe);
+    expect((await fleet.waitForCompletion(reference.id, 30_000)).summary?.worker).toBe(
+      workerIdOn(fleet, 'w3'),
+    );
+    expected.set(job.id, await resultOf(reference.id));
+    const report = await faultReport(fleet, accepted, expected);
+    expect(report).toEqual({ accepted: 7, completed: 7, lost: 0, duplicated: 0, mismatched: 0 });
   }, 150_000);
 });
