@@ -223,6 +223,12 @@ export async function createTestNetwork(hostNames: readonly string[]): Promise<T
     host(name);
     return peerOf.get(name) ?? '';
   };
+  const cutFrom = async (from: string, to: string): Promise<void> => {
+    await ip(['-n', host(from).ns, 'route', 'add', 'blackhole', `${host(to).address}/32`]);
+  };
+  const restoreFrom = async (from: string, to: string): Promise<void> => {
+    await ip(['-n', host(from).ns, 'route', 'del', 'blackhole', `${host(to).address}/32`]);
+  };
   return {
     hosts,
     host,
@@ -238,20 +244,16 @@ export async function createTestNetwork(hostNames: readonly string[]): Promise<T
     async restore(name) {
       await ip(['-n', hub, 'link', 'set', peer(name), 'up']);
     },
-    async cutBetween(a, b) {
-      await this.cutFrom(a, b);
-      await this.cutFrom(b, a);
+    cutBetween: async (a, b) => {
+      await cutFrom(a, b);
+      await cutFrom(b, a);
     },
-    async restoreBetween(a, b) {
-      await this.restoreFrom(a, b);
-      await this.restoreFrom(b, a);
+    restoreBetween: async (a, b) => {
+      await restoreFrom(a, b);
+      await restoreFrom(b, a);
     },
-    async cutFrom(from, to) {
-      await ip(['-n', host(from).ns, 'route', 'add', 'blackhole', `${host(to).address}/32`]);
-    },
-    async restoreFrom(from, to) {
-      await ip(['-n', host(from).ns, 'route', 'del', 'blackhole', `${host(to).address}/32`]);
-    },
+    cutFrom,
+    restoreFrom,
     async setLoss(name, percent) {
       if (!(percent > 0 && percent < 100)) throw new Error(`loss ${percent} % is not in (0, 100)`);
       const { ns } = host(name);

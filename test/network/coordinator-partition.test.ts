@@ -41,6 +41,13 @@ afterAll(async () => {
   await fleet?.close();
 }, 30_000);
 
+/** A tiny rollout as the SDK's enqueue takes it. */
+function request(
+  overrides: Record<string, unknown>,
+): Parameters<FlowfleetClient['enqueueRollouts']>[0] {
+  return tinyRollout(overrides) as Parameters<FlowfleetClient['enqueueRollouts']>[0];
+}
+
 /** The jobs BullMQ holds in `lane` (any state) for the request with these seeds. */
 async function jobsFor(lane: string, seeds: readonly number[]): Promise<string[]> {
   const queue = new Queue(lane, {
@@ -85,7 +92,7 @@ describe('a coordinator cut off from Redis', () => {
     expect(health.body).toMatchObject({ code: 'COORD_REDIS_UNAVAILABLE' });
 
     // The SDK retries its enqueue (same key every try) through the partition.
-    const retried = trainer.enqueueRollouts(tinyRollout({ seeds: [33, 34] }), {
+    const retried = trainer.enqueueRollouts(request({ seeds: [33, 34] }), {
       timeoutMs: 5_000,
       retry: { attempts: Number.POSITIVE_INFINITY, maxDelayMs: 1_000, deadlineMs: 60_000 },
     });
@@ -125,7 +132,7 @@ describe('a coordinator killed between enqueueing and answering', () => {
     expect((await fleet.api('/healthz')).status).toBe(200);
     await fleet.network.cutFrom('coord', 'trainer');
     const retriesBefore = retries;
-    const enqueued = trainer.enqueueRollouts(tinyRollout({ seeds }), {
+    const enqueued = trainer.enqueueRollouts(request({ seeds }), {
       timeoutMs: 3_000,
       retry: { attempts: Number.POSITIVE_INFINITY, maxDelayMs: 1_000, deadlineMs: 90_000 },
     });

@@ -2,14 +2,12 @@
 // completes elsewhere; when the link returns, the stale worker's late upload is acknowledged when
 // its bytes are identical and refused with a code when they differ (a weight sync happened
 // meanwhile), the stale worker notices it lost the job (WORKER_JOB_LOST) and rejoins the fleet.
-import { coordinatorKeys } from '@flowfleet/coordinator';
-import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
-import { SyncAckSchema, WorkerManifestSchema, type SyncAck } from '@flowfleet/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyRollout, waitUntil } from '../worker/fleet-fixture.js';
 import type { HostProcess } from '../harness/netns-process.js';
 import { faultReport, type AcceptedJob } from './fault-report.js';
 import { startNetFleet, workerIdOn, type NetFleet } from './net-fleet.js';
+import { manifestWeights, resultOf, syncDit, waitForLog } from './net-helpers.js';
 
 /** Locks short enough that a cut worker's job moves on within seconds. */
 const WORKER_ENV = {
@@ -45,28 +43,6 @@ async function enqueue(body: Record<string, unknown>): Promise<AcceptedJob> {
   return job;
 }
 
-async function resultOf(id: string): Promise<Uint8Array> {
-  const response = await fleet.fetch(`${fleet.coordinatorUrl}/v1/rollouts/${id}/result`, {
-    headers: { authorization: 'Bearer trainer-token-worker-tests-0123456789' },
-  });
-  if (response.status !== 200) throw new Error(`result ${id}: ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
-}
-
-/** Output `worker` printed after `from` characters. */
-function outputSince(worker: HostProcess, from: number): string {
-  return worker.output().slice(from);
-}
-
-async function waitForLog(
-  worker: HostProcess,
-  from: number,
-  pattern: RegExp,
-  what: string,
-): Promise<void> {
-  await waitUntil(() => (pattern.test(outputSince(worker, from)) ? true : undefined), what, 30_000);
-}
-
 /** Enqueues `body` and waits until `host`'s worker is a few steps into it. */
 async function startedOn(host: string, body: Record<string, unknown>): Promise<AcceptedJob> {
   const job = await enqueue(body);
@@ -80,43 +56,6 @@ async function startedOn(host: string, body: Record<string, unknown>): Promise<A
   );
   expect(running.worker).toBe(workerIdOn(fleet, host));
   return job;
-}
-
-/** PUT the blob of dit weights made from `seed`, then sync it as `version`. */
-async function syncDit(version: number, seed: number): Promise<void> {
-  const blob = encodeWeights(initWeights(wan21MiniCard.config, seed, 'dit'));
-  const upload = await fleet.fetch(`${fleet.coordinatorUrl}/v1/blobs`, {
-    method: 'PUT',
-    headers: {
-      authorization: 'Bearer trainer-token-worker-tests-0123456789',
-      'content-type': 'application/octet-stream',
-    },
-    body: blob,
-  });
-  expect(upload.status).toBe(201);
-  const { sha256 } = (await upload.json()) as { sha256: string };
-  const sync = await fleet.api('/v1/weights/dit/sync', { json: { version, sha256 } });
-  expect(sync.status).toBe(202);
-}
-
-/** `workerId`'s ack of dit `version`, once there is one. */
-function ackOf(workerId: string, version: number, timeoutMs: number): Promise<SyncAck> {
-  return waitUntil(
-    async () => {
-      const raw = await fleet.redis.hget(
-        coordinatorKeys(fleet.prefix).acks('dit', version),
-        workerId,
-      );
-      return raw === null ? undefined : SyncAckSchema.parse(JSON.parse(raw));
-    },
-    `${workerId}'s ack of dit v${version}`,
-    timeoutMs,
-  );
-}
-
-async function manifestWeights(workerId: string): Promise<Record<string, number>> {
-  const raw = await fleet.redis.get(coordinatorKeys(fleet.prefix).worker(workerId));
-  return WorkerManifestSchema.parse(JSON.parse(raw ?? 'null')).weights;
 }
 
 describe('a worker partitioned mid-job for longer than its lock', () => {
@@ -157,7 +96,7 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
     // The stored result is the one an undisturbed run produces.
     const reference = await enqueue(body);
     await fleet.waitForCompletion(reference.id, 30_000);
-    expected.set(job.id, await resultOf(reference.id));
+    expected.set(job.id, await resultOf(fleet, reference.id));
     const report = await faultReport(fleet, accepted, expected);
     expect(report).toEqual({ accepted: 3, completed: 3, lost: 0, duplicated: 0, mismatched: 0 });
   }, 150_000);
@@ -169,24 +108,12 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
     const coordinatorMark = fleet.coordinator().output().length;
     await fleet.network.cut('w1');
     // A new dit version while w1 is away: the job's next attempt runs on it.
-    const blob = encodeWeights(initWeights(wan21MiniCard.config, 7, 'dit'));
-    const upload = await fleet.fetch(`${fleet.coordinatorUrl}/v1/blobs`, {
-      method: 'PUT',
-      headers: {
-        authorization: 'Bearer trainer-token-worker-tests-0123456789',
-        'content-type': 'application/octet-stream',
-      },
-      body: blob,
-    });
-    expect(upload.status).toBe(201);
-    const { sha256 } = (await upload.json()) as { sha256: string };
-    const sync = await fleet.api('/v1/weights/dit/sync', { json: { version: 1, sha256 } });
-    expect(sync.status).toBe(202);
+    await syncDit(fleet, 1, 7);
     const w3 = await fleet.startWorker('w3', WORKER_ENV);
     const done = await fleet.waitForCompletion(job.id, 60_000);
     expect(done.summary?.worker).toBe(workerIdOn(fleet, 'w3'));
     expect(done.summary?.weightsVersions).toMatchObject({ dit: 1 });
-    const stored = await resultOf(job.id);
+    const stored = await resultOf(fleet, job.id);
 
     await fleet.network.restore('w1');
     await waitForLog(w1, mark, /"code":"WORKER_RESULT_CONFLICT"/, 'the refused late upload');
@@ -198,7 +125,7 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
       'the coordinator to log the refusal',
     );
     // The refused upload replaced nothing, and the job stays completed by w3.
-    expect(Buffer.from(await resultOf(job.id)).equals(Buffer.from(stored))).toBe(true);
+    expect(Buffer.from(await resultOf(fleet, job.id)).equals(Buffer.from(stored))).toBe(true);
     expect((await fleet.status(job.id)).summary?.worker).toBe(workerIdOn(fleet, 'w3'));
     // w1 rejoins on the new version (it catches the sync up once its link is back).
     await waitUntil(
@@ -207,71 +134,16 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
       15_000,
     );
     await waitUntil(
-      async () => ((await manifestWeights(w1Id()))['dit'] === 1 ? true : undefined),
+      async () => ((await manifestWeights(fleet, w1Id()))['dit'] === 1 ? true : undefined),
       'w1 on dit v1',
       30_000,
     );
     expect(await w1.stop('SIGTERM')).toBe(0);
     const reference = await enqueue(body);
     await fleet.waitForCompletion(reference.id, 30_000);
-    expected.set(job.id, await resultOf(reference.id));
+    expected.set(job.id, await resultOf(fleet, reference.id));
     const report = await faultReport(fleet, accepted, expected);
     expect(report).toEqual({ accepted: 5, completed: 5, lost: 0, duplicated: 0, mismatched: 0 });
     expect(await w3.stop('SIGTERM')).toBe(0);
-  }, 150_000);
-
-  it('cut off from the blob source during a weight sync, ends on the old or the new version, never between, and says why', async () => {
-    const w2 = await fleet.startWorker('w2', WORKER_ENV);
-    const w2Id = workerIdOn(fleet, 'w2');
-    await waitUntil(
-      async () => ((await manifestWeights(w2Id))['dit'] === 1 ? true : undefined),
-      'w2 on dit v1',
-      30_000,
-    );
-    // Its keep-alive connection to the coordinator idles out (undici: 4 s), so every fetch
-    // below dials through the cut.
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
-
-    // Cut for longer than its download retry bound (10 s): it stays on v1, and its ack says why.
-    await fleet.network.cutBetween('w2', 'coord');
-    const syncedAt = Date.now();
-    await syncDit(2, 8);
-    const refused = await ackOf(w2Id, 2, 40_000);
-    console.log(
-      `sync cut: acked ${refused.status} after ${Date.now() - syncedAt} ms: ${refused.code} ${refused.reason}`,
-    );
-    expect(refused.status).toBe('failed');
-    expect(refused.reason).toBeTruthy();
-    expect(refused.code).toMatch(/^CLIENT_/);
-    expect((await manifestWeights(w2Id))['dit']).toBe(1);
-
-    // Cut, then restored within the bound: the retried download lands, it ends on v3.
-    const mark = w2.output().length;
-    await syncDit(3, 9);
-    await waitForLog(w2, mark, /coordinator request failed; retrying/, 'a download to fail');
-    await fleet.network.restoreBetween('w2', 'coord');
-    const loaded = await ackOf(w2Id, 3, 40_000);
-    expect(loaded.status).toBe('ok');
-    // The manifest follows the ack: v3, never a mixture (one version per component).
-    await waitUntil(
-      async () => ((await manifestWeights(w2Id))['dit'] === 3 ? true : undefined),
-      'w2 on dit v3',
-      10_000,
-    );
-    // What it runs now is exactly v3: the same bytes as a fresh worker on v3.
-    const probe = tinyRollout({ seeds: [51, 52], weights: { dit: { exact: 3 } } });
-    const job = await enqueue(probe);
-    const done = await fleet.waitForCompletion(job.id, 30_000);
-    expect(done.summary?.worker).toBe(w2Id);
-    expect(done.summary?.weightsVersions).toMatchObject({ dit: 3 });
-    expect(await w2.stop('SIGTERM')).toBe(0);
-    await fleet.startWorker('w3', WORKER_ENV);
-    const reference = await enqueue(probe);
-    expect((await fleet.waitForCompletion(reference.id, 30_000)).summary?.worker).toBe(
-      workerIdOn(fleet, 'w3'),
-    );
-    expected.set(job.id, await resultOf(reference.id));
-    const report = await faultReport(fleet, accepted, expected);
-    expect(report).toEqual({ accepted: 7, completed: 7, lost: 0, duplicated: 0, mismatched: 0 });
   }, 150_000);
 });
