@@ -84,6 +84,20 @@ export interface RelayOptions {
   /** Each chunk is held this long ± `jitterMs` in each direction (default 0: a plain relay). */
   readonly delayMs?: number;
   readonly jitterMs?: number;
+  /** Relay without delay until {@link delayRelay} is called (default false: delay at once). */
+  readonly delayLater?: boolean;
+}
+
+/** Turns on the delay of a relay started with `delayLater`; resolves once it is on. */
+export async function delayRelay(relay: HostProcess): Promise<void> {
+  const from = relay.output().length;
+  relay.process.kill('SIGUSR2');
+  const deadline = Date.now() + 5_000;
+  while (!relay.output().slice(from).includes('delaying')) {
+    if (Date.now() > deadline)
+      throw new Error(`the relay did not start delaying:\n${relay.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /**
@@ -103,6 +117,7 @@ export async function startRelay(
     String(options.port),
     String(options.delayMs ?? 0),
     String(options.jitterMs ?? 0),
+    options.delayLater === true ? 'later' : 'now',
   ]);
   await relay.waitForOutput(/relaying/, 'the relay to listen', 20_000);
   return relay;

@@ -9,6 +9,7 @@ import { coordinatorKeys } from '@flowfleet/coordinator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOKENS, tinyRollout } from '../worker/fleet-fixture.js';
 import { faultReport, type AcceptedJob } from './fault-report.js';
+import { delayRelay } from '../harness/netns-process.js';
 import { startNetFleet, workerIdOn, type NetFleet } from './net-fleet.js';
 
 const HEARTBEAT_TTL_MS = 6_000;
@@ -27,18 +28,21 @@ beforeAll(async () => {
   });
   await fleet.startCoordinator();
   const wan = fleet.network.host('wan').address;
-  await fleet.startRelay('wan', {
+  const relay = await fleet.startRelay('wan', {
     listen: `${wan}:6379`,
     target: fleet.network.host('redis').address,
     port: 6379,
     delayMs: DELAY_MS,
     jitterMs: JITTER_MS,
+    delayLater: true,
   });
-  // Both workers reach Redis only through the slow hop; their links are lossy from the start.
-  for (const host of WORKERS) await fleet.network.setLoss(host, LOSS_PERCENT);
+  // Both workers reach Redis only through the `wan` hop; it and their links turn slow and lossy
+  // once they run (starting up over them would only cost CI time).
   await Promise.all(
     WORKERS.map((host) => fleet.startWorker(host, { REDIS_URL: `redis://${wan}:6379` })),
   );
+  await delayRelay(relay);
+  for (const host of WORKERS) await fleet.network.setLoss(host, LOSS_PERCENT);
 }, 150_000);
 
 afterAll(async () => {
@@ -120,6 +124,8 @@ describe('workers on slow, lossy links to Redis', () => {
     );
     expect(missed).toEqual([]);
     expect(maxGapMs).toBeLessThan(HEARTBEAT_TTL_MS);
+    // The path really was slow: a refresh follows the previous one's answer, a round trip late.
+    expect(maxGapMs).toBeGreaterThan(HEARTBEAT_TTL_MS / 3 + 2 * (DELAY_MS - JITTER_MS));
     expect(report).toEqual({ accepted: 8, completed: 8, lost: 0, duplicated: 0, mismatched: 0 });
     const view = await fleet.api('/v1/fleet');
     expect(view.status).toBe(200);
