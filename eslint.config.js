@@ -37,7 +37,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.js', 'vitest.config.ts'],
+    files: ['eslint.config.js', 'vitest.config.ts', 'vitest.soak.config.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
 );

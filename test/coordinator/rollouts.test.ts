@@ -203,6 +203,40 @@ describe('POST /v1/rollouts', () => {
   });
 });
 
+describe('Idempotency-Key (the IETF httpapi draft)', () => {
+  const postWithKey = (body: unknown, key: string) =>
+    fixture.coordinator.app.inject({
+      method: 'POST',
+      url: '/v1/rollouts',
+      headers: { ...fixture.auth('trainer'), 'idempotency-key': key },
+      payload: body as Record<string, unknown>,
+    });
+
+  it('answers a repeat with the original answer, a reused key with another body 422, and adds one job', async () => {
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-1'));
+    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-2'));
+    const key = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+    const first = await postWithKey(rolloutBody(), key);
+    expect(first.statusCode).toBe(202);
+    expect(first.json()).toMatchObject({ eligibleWorkers: 2 });
+    // Capacity changes; the repeat (bare or as the draft's quoted sf-string) is the first answer.
+    await fixture.redis.del(`{${fixture.prefix}}:heartbeat:w-2`);
+    for (const form of [key, `"${key}"`, key.toUpperCase()]) {
+      const again = await postWithKey(rolloutBody(), form);
+      expect(again.statusCode).toBe(202);
+      expect(again.json()).toEqual(first.json());
+    }
+    const before = await queueKeys();
+    const other = await postWithKey(rolloutBody({ seeds: [9] }), key);
+    expect(other.statusCode).toBe(422);
+    expect(other.json()).toMatchObject({ code: 'API_IDEMPOTENCY_CONFLICT' });
+    expect(await queueKeys()).toEqual(before);
+    expect(await totalJobs()).toBe(1);
+    const unbalanced = await postWithKey(rolloutBody(), `"${key}`);
+    expect(unbalanced.statusCode).toBe(400);
+  });
+});
+
 describe('a rollout through its lifecycle (a BullMQ worker stands in for the worker app)', () => {
   it('reports queued → active with progress → completed with summary and result bytes', async () => {
     await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-e2e'));

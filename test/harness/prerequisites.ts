@@ -84,6 +84,18 @@ export const TEST_PREREQUISITES: readonly Prerequisite[] = [
     present: kustomizeReady,
   },
   {
+    name: 'network namespaces (root and iproute2)',
+    neededBy: 'the network tests (test/network)',
+    install: 'run as root; apt-get install iproute2',
+    present: () => process.getuid?.() === 0 && onPath('ip', ['netns', 'list']),
+  },
+  {
+    name: 'nftables',
+    neededBy: 'the network tests (packet loss)',
+    install: 'apt-get install nftables',
+    present: () => onPath('nft', ['--version']),
+  },
+  {
     name: 'the Python venv (.venv)',
     neededBy: 'the Python SDK tests',
     install: 'npm run setup:python',

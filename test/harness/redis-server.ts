@@ -16,6 +16,18 @@ export interface RedisServerOptions {
   readonly dir?: string;
   /** How long to wait for PING to answer. Default 10 s. */
   readonly startTimeoutMs?: number;
+  /**
+   * The address to bind (default 127.0.0.1): a test network namespace's address, together with
+   * `command` (e.g. `['ip', 'netns', 'exec', ns]`) and `port` (any port is free inside a fresh
+   * namespace). Such a server is checked through `unixSocket`, not over TCP.
+   */
+  readonly host?: string;
+  /** A fixed port (default: a free one on loopback). */
+  readonly port?: number;
+  /** The argv that runs redis-server (default none): the wrapper runs `redis-server` plus its args. */
+  readonly command?: readonly string[];
+  /** Also listen on this Unix socket (reachable from any namespace): PING goes there. */
+  readonly unixSocket?: string;
 }
 
 /** A running (or killed, restartable) redis-server child. */
@@ -25,6 +37,8 @@ export interface RedisServer {
   readonly host: string;
   readonly port: number;
   readonly dir: string;
+  /** The Unix socket it also listens on, if asked to. */
+  readonly unixSocket: string | undefined;
   /** The current child's pid (changes on restart). */
   readonly pid: number;
   /** Shut the server down for good (SIGTERM, then SIGKILL after 5 s) and remove its own temp dir. Idempotent. */
@@ -78,7 +92,13 @@ function spawnRedis(port: number, dir: string, options: RedisServerOptions): Chi
     '--port',
     String(port),
     '--bind',
-    HOST,
+    options.host ?? HOST,
+    // Off the loopback, Redis refuses password-less clients unless told they are trusted: a
+    // namespace address is reachable only from the test's own network.
+    ...(options.host === undefined ? [] : ['--protected-mode', 'no']),
+    ...(options.unixSocket === undefined
+      ? []
+      : ['--unixsocket', options.unixSocket, '--unixsocketperm', '700']),
     '--save',
     '',
     '--dir',
@@ -92,7 +112,10 @@ function spawnRedis(port: number, dir: string, options: RedisServerOptions): Chi
     '--logfile',
     '',
   ];
-  const proc = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const [wrapper, ...wrapperArgs] = [...(options.command ?? []), 'redis-server'];
+  const proc = spawn(wrapper ?? 'redis-server', [...wrapperArgs, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const child: Child = {
     process: proc,
     output: '',
@@ -112,7 +135,12 @@ function spawnRedis(port: number, dir: string, options: RedisServerOptions): Chi
   return child;
 }
 
-async function waitForPing(child: Child, port: number, timeoutMs: number): Promise<void> {
+async function waitForPing(
+  child: Child,
+  port: number,
+  timeoutMs: number,
+  unixSocket?: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer';
   while (Date.now() < deadline) {
@@ -130,7 +158,7 @@ async function waitForPing(child: Child, port: number, timeoutMs: number): Promi
       throw new Error(`redis-server exited during start-up:\n${child.output}`);
     }
     try {
-      const reply = await sendCommand({ host: HOST, port }, ['PING'], 500);
+      const reply = await sendCommand({ host: HOST, port, path: unixSocket }, ['PING'], 500);
       if (reply === 'PONG') return;
       last = JSON.stringify(reply); // e.g. -LOADING while the AOF is replayed
     } catch (error) {
@@ -164,10 +192,10 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   let port = 0;
   let child: Child | undefined;
   for (let attempt = 0; child === undefined; attempt++) {
-    port = await freePort();
+    port = options.port ?? (await freePort());
     const candidate = spawnRedis(port, dir, options);
     try {
-      await waitForPing(candidate, port, timeoutMs);
+      await waitForPing(candidate, port, timeoutMs, options.unixSocket);
       child = candidate;
     } catch (error) {
       await killAndWait(candidate, 'SIGKILL');
@@ -181,11 +209,13 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 
   let current: Child = child;
   let stopped: Promise<void> | undefined;
+  const host = options.host ?? HOST;
   return {
-    url: `redis://${HOST}:${port}`,
-    host: HOST,
+    url: `redis://${host}:${port}`,
+    host,
     port,
     dir,
+    unixSocket: options.unixSocket,
     get pid() {
       return current.process.pid ?? -1;
     },
@@ -209,7 +239,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       await killAndWait(current, 'SIGKILL');
       const next = spawnRedis(port, dir, options);
       current = next;
-      await waitForPing(next, port, timeoutMs);
+      await waitForPing(next, port, timeoutMs, options.unixSocket);
     },
   };
 }

@@ -3,10 +3,11 @@ import { connect } from 'node:net';
 /** A decoded RESP2 reply. Errors are returned as `{error}` rather than thrown. */
 export type RespReply = string | number | null | { error: string } | RespReply[];
 
-/** Where to send a raw command. */
+/** Where to send a raw command: TCP, or a Unix socket when `path` is set. */
 export interface RespTarget {
   readonly host: string;
   readonly port: number;
+  readonly path?: string | undefined;
 }
 
 /** The RESP2 encoding of a command as an array of bulk strings. */
@@ -61,7 +62,10 @@ export function sendCommand(
   timeoutMs = 2_000,
 ): Promise<RespReply> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: target.host, port: target.port });
+    const socket =
+      target.path === undefined
+        ? connect({ host: target.host, port: target.port })
+        : connect({ path: target.path });
     let buf = Buffer.alloc(0);
     const finish = (error: Error | undefined, reply?: RespReply): void => {
       clearTimeout(timer);

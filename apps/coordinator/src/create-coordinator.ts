@@ -51,6 +51,12 @@ export interface CoordinatorOptions {
   readonly limits?: Limits;
   /** The workers' heartbeat TTL; a worker dead for 100 × this is forgotten. Default 15 s. */
   readonly heartbeatTtlMs?: number;
+  /**
+   * A Redis command unanswered this long fails its request with a 503 `API_REDIS_UNAVAILABLE`
+   * (a partition drops packets silently: the connection stays "ready" and would hang the request
+   * until TCP gives up, minutes later). Default 5 s.
+   */
+  readonly redisCommandTimeoutMs?: number;
   /** Another blob store (tests, S3 later); default a FsBlobStore in `blobDir`. */
   readonly blobStore?: BlobStore;
   /** The model cards requests are checked against (default: the shipped cards). */
@@ -77,6 +83,7 @@ export interface Coordinator {
 }
 
 const DEFAULT_HEARTBEAT_TTL_MS = 15_000;
+const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 5_000;
 const DEAD_RETENTION_FACTOR = 100;
 
 /**
@@ -92,6 +99,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     maxRetriesPerRequest: 2,
     // Back within half a second of Redis (ioredis's default backs off to 2 s).
     retryStrategy: (attempt) => Math.min(attempt * 50, 500),
+    commandTimeout: options.redisCommandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
     connectionName: 'flowfleet-coordinator',
   });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));

@@ -29,6 +29,7 @@ export const coordinatorEnvSchema = z.object({
     .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only (it goes inside {} hash tags)')
     .default('ff'),
   FLOWFLEET_HEARTBEAT_TTL_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
+  FLOWFLEET_REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   FLOWFLEET_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   // Edge limits (protocol DEFAULT_LIMITS when unset).
   FLOWFLEET_MAX_STEPS: positiveInt,

@@ -53,6 +53,8 @@ export function isRedisUnavailable(error: unknown, redis: RedisState): boolean {
   if (error instanceof Error) {
     if (error.name === 'MaxRetriesPerRequestError') return true;
     if (error.message === 'Connection is closed.') return true;
+    // ioredis's commandTimeout: the connection looks ready but Redis does not answer (a partition).
+    if (error.message === 'Command timed out') return true;
   }
   return redis.status !== 'ready';
 }
@@ -110,7 +112,13 @@ export function installErrorHandling(app: FastifyInstance, redis: RedisState): v
       request.log.warn({ err: error, redis: redis.status }, 'request failed: Redis unavailable');
       void reply.header('retry-after', String(REDIS_RETRY_AFTER_SECONDS));
     } else if (status >= 500) request.log.error({ err: error, code: body.code }, 'request failed');
-    else request.log.info({ code: body.code }, 'request rejected');
+    else if (body.code === 'API_RESULT_CONFLICT') {
+      // Two attempts of one job disagree (e.g. a stale worker's late upload after a weight sync).
+      request.log.warn(
+        { code: body.code, details: body.details },
+        'a different result was refused',
+      );
+    } else request.log.info({ code: body.code }, 'request rejected');
     // An upload cut short at its limit leaves bytes unread on the socket: do not reuse it.
     if (body.code === 'API_BLOB_TOO_LARGE') void reply.header('connection', 'close');
     return reply.status(status).send(body);

@@ -134,7 +134,11 @@ export class JobEvents {
 
   async #run(): Promise<void> {
     if (this.#reader === undefined) {
-      this.#reader = this.#connection.duplicate({ connectionName: 'flowfleet-coordinator:events' });
+      // Its reads block on purpose: the command timeout of the request connection is not for them.
+      this.#reader = this.#connection.duplicate({
+        connectionName: 'flowfleet-coordinator:events',
+        commandTimeout: undefined,
+      });
       this.#reader.on('error', (error) =>
         this.#logger.debug({ err: error }, 'job events connection error'),
       );

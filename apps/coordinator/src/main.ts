@@ -53,6 +53,7 @@ async function main(): Promise<void> {
     ...(env.FLOWFLEET_SCALING_CLASSES !== undefined
       ? { scalingClasses: env.FLOWFLEET_SCALING_CLASSES }
       : {}),
+    redisCommandTimeoutMs: env.FLOWFLEET_REDIS_COMMAND_TIMEOUT_MS,
   });
 
   let stopping = false;

@@ -4,6 +4,7 @@ import { canonicalJson } from '@flowfleet/formats';
 import type { CardRegistry } from '@flowfleet/models';
 import type { rolloutRequestSchema } from '@flowfleet/protocol';
 import {
+  EnqueuedRolloutSchema,
   laneOfJobId,
   rolloutJobFor,
   type EnqueuedRollout,
@@ -12,6 +13,7 @@ import {
 } from '@flowfleet/protocol';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import type { FleetCapacity } from './fleet-capacity.js';
 import type { CoordinatorKeys } from './keys.js';
 import { admissionSchema, admitParsedRolloutRequest } from './rollout-admission.js';
@@ -27,6 +29,34 @@ export const JOB_ATTEMPTS = 3;
 
 /** How long an Idempotency-Key stays bound to the request it was first sent with. */
 export const IDEMPOTENCY_KEY_TTL_SECONDS = JOB_RETENTION_SECONDS;
+
+/** What an Idempotency-Key holds once its enqueue answered: the request's digest and the answer. */
+const IdempotencyRecordSchema = z.object({
+  digest: z.string().regex(/^[0-9a-f]{64}$/),
+  answer: EnqueuedRolloutSchema,
+});
+type IdempotencyRecord = z.infer<typeof IdempotencyRecordSchema>;
+
+/**
+ * Reads an Idempotency-Key's value (Redis data is untrusted): the bare digest a claim writes, or
+ * the record with the answer; an unreadable record keeps its digest only when one can be read.
+ */
+function parseIdempotencyRecord(
+  value: string | null,
+): { digest: string; answer?: EnqueuedRollout } | undefined {
+  if (value === null) return undefined;
+  if (!value.startsWith('{')) return { digest: value };
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    return { digest: value };
+  }
+  const record = IdempotencyRecordSchema.safeParse(json);
+  if (record.success) return record.data;
+  const digest = (json as { digest?: unknown } | null)?.digest;
+  return { digest: typeof digest === 'string' ? digest : value };
+}
 
 /** The collaborators the service needs. */
 export interface RolloutServiceOptions {
@@ -74,13 +104,19 @@ export class RolloutService {
     // Lane and id first (pure): a repeated enqueue answers before any other read.
     const routed = rolloutJobFor(request, capabilities, { idempotencyKey, weights: {} });
     const { id, lane, requirements } = routed;
-    if (idempotencyKey !== undefined && (await this.#isRepeat(idempotencyKey, request, id))) {
-      return {
-        id,
-        lane,
-        status: 'queued',
-        eligibleWorkers: await this.#eligible(lane, requirements),
-      };
+    const claim =
+      idempotencyKey === undefined ? undefined : await this.#claim(idempotencyKey, request, id);
+    if (claim?.repeat === true) {
+      // The original answer when it was stored; a first attempt cut between its add and its
+      // answer (a killed coordinator) stored none: then the job as it is now.
+      return (
+        claim.answer ?? {
+          id,
+          lane,
+          status: 'queued',
+          eligibleWorkers: await this.#eligible(lane, requirements),
+        }
+      );
     }
     const [{ resolved, unmet }, capacity] = await Promise.all([
       this.#options.weights.resolve(request.weights),
@@ -119,24 +155,45 @@ export class RolloutService {
       }),
     ]);
     logger.info({ jobId: id, lane, eligibleWorkers: capacity.eligible }, 'enqueued a rollout');
-    return { id, lane, status: 'queued', eligibleWorkers: capacity.eligible };
+    const answer: EnqueuedRollout = {
+      id,
+      lane,
+      status: 'queued',
+      eligibleWorkers: capacity.eligible,
+    };
+    if (claim !== undefined && idempotencyKey !== undefined) {
+      await this.#storeAnswer(idempotencyKey, claim.digest, answer);
+    }
+    return answer;
+  }
+
+  /** Keeps the answer beside the key's digest, so a repeat gets the original answer. */
+  async #storeAnswer(key: string, digest: string, answer: EnqueuedRollout): Promise<void> {
+    const { redis, keys } = this.#options;
+    const record: IdempotencyRecord = { digest, answer };
+    await redis.set(keys.idempotencyKey(key), JSON.stringify(record), 'KEEPTTL', 'XX');
   }
 
   /**
-   * Binds `key` to this request on first use (SET NX, with a TTL). True when the key was already
-   * bound to the same request and its job exists, so the enqueue is a retry of one that landed.
+   * Binds `key` to this request on first use (SET NX, with a TTL). A repeat when the key was
+   * already bound to the same request and its job exists (the enqueue is a retry of one that
+   * landed), with the original answer when it was stored.
    * @throws FlowfleetError API_IDEMPOTENCY_CONFLICT when the key is bound to another request
    */
-  async #isRepeat(key: string, request: RolloutRequest, id: string): Promise<boolean> {
+  async #claim(
+    key: string,
+    request: RolloutRequest,
+    id: string,
+  ): Promise<{ repeat: boolean; digest: string; answer?: EnqueuedRollout | undefined }> {
     const { redis, keys } = this.#options;
     const digest = createHash('sha256').update(canonicalJson(request)).digest('hex');
     const redisKey = keys.idempotencyKey(key);
     const claimed = await redis.set(redisKey, digest, 'EX', IDEMPOTENCY_KEY_TTL_SECONDS, 'NX');
-    if (claimed === 'OK') return false;
-    const bound = await redis.get(redisKey);
+    if (claimed === 'OK') return { repeat: false, digest };
+    const bound = parseIdempotencyRecord(await redis.get(redisKey));
     // Expired between the two calls: the key is free again; the add below is still idempotent.
-    if (bound === null) return false;
-    if (bound !== digest) {
+    if (bound === undefined) return { repeat: false, digest };
+    if (bound.digest !== digest) {
       throw new FlowfleetError(
         'API_IDEMPOTENCY_CONFLICT',
         `Idempotency-Key ${key} was first sent with a different rollout request; nothing was enqueued`,
@@ -145,7 +202,8 @@ export class RolloutService {
     }
     // Bound to this request, but the first attempt may have been refused (no capacity) or cut
     // before its add: then this one enqueues as usual, under the same job id.
-    return this.exists(id);
+    const repeat = await this.exists(id);
+    return { repeat, digest, answer: repeat ? bound.answer : undefined };
   }
 
   /** Live workers that satisfy `requirements` now (for the answer to a repeated enqueue). */

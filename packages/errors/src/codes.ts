@@ -210,9 +210,9 @@ export const ERROR_CODES = {
   },
   API_IDEMPOTENCY_CONFLICT: {
     source: 'coordinator',
-    httpStatus: 409,
+    httpStatus: 422,
     summary:
-      'The Idempotency-Key was first sent with a different rollout request; a key names one request, and nothing was enqueued.',
+      'The Idempotency-Key was first sent with a different rollout request (422, as the IETF httpapi Idempotency-Key draft asks); a key names one request, and nothing was enqueued.',
   },
   API_RESULT_CONFLICT: {
     source: 'coordinator',
@@ -441,6 +441,12 @@ export const ERROR_CODES = {
     httpStatus: 409,
     summary:
       'The job already holds a different result.safetensors from an earlier attempt (another backend or weight version ran it); the stored result stands and the job fails without retry.',
+  },
+  WORKER_JOB_LOST: {
+    source: 'worker',
+    httpStatus: 409,
+    summary:
+      "The worker no longer held a job when it settled it: its lock lapsed (a partition or a stall longer than the lock) and the job moved on to another attempt; this worker's outcome is dropped (a result it stored stands only if identical) and it goes on serving.",
   },
   NUM_INVALID_ARGUMENT: {
     source: 'numerics',

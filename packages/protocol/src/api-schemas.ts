@@ -50,13 +50,17 @@ export const SUMMARY_BYTES_HEADER = 'x-flowfleet-summary-bytes';
  */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
-/** An Idempotency-Key: a UUID, read in lowercase (the form a job id carries). */
+/**
+ * An Idempotency-Key: a UUID, bare or as the IETF httpapi draft's structured-field string
+ * (`"8e03978e-…"`, quotes included), read in lowercase (the form a job id carries).
+ */
 export const IdempotencyKeySchema = z
   .string()
-  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, {
+  .regex(/^"?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"?$/, {
     message: 'expected a UUID',
   })
-  .transform((key) => key.toLowerCase());
+  .refine((key) => key.startsWith('"') === key.endsWith('"'), { message: 'unbalanced quotes' })
+  .transform((key) => key.replaceAll('"', '').toLowerCase());
 
 /** `PUT /v1/results/:id` → 201 (result stored now) or 200 (the same result was already stored). */
 export const ResultUploadSchema = z.object({

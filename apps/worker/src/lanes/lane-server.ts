@@ -107,10 +107,28 @@ export class LaneServer {
   }
 
   async #process(job: LaneJob, computed: () => void): Promise<void> {
+    const log = { jobId: job.id, lane: job.lane, attempt: job.attemptsMade + 1 };
+    try {
+      await this.#runAndSettle(job, computed, log);
+    } catch (error) {
+      // Cut off for longer than the lock: another attempt has the job; ours is dropped and
+      // this worker goes on serving (what it stored stood only if it was identical).
+      if (!isFlowfleetError(error, 'WORKER_JOB_LOST')) throw error;
+      this.#options.logger.warn(
+        { ...log, code: error.code, details: error.details },
+        error.message,
+      );
+    }
+  }
+
+  async #runAndSettle(
+    job: LaneJob,
+    computed: () => void,
+    log: Record<string, unknown>,
+  ): Promise<void> {
     const { logger, run } = this.#options;
     const running = new AbortController();
     this.#running.add(running);
-    const log = { jobId: job.id, lane: job.lane, attempt: job.attemptsMade + 1 };
     try {
       let summary: RolloutSummary;
       try {

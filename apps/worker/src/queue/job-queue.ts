@@ -51,7 +51,11 @@ export interface JobFailure {
   readonly retryable: boolean;
 }
 
-/** A job this consumer holds. Exactly one settling call succeeds; later ones reject. */
+/**
+ * A job this consumer holds. Exactly one settling call succeeds; later ones reject. A settling
+ * call after the lock lapsed (a partition longer than the lock: the job moved on) rejects with
+ * `WORKER_JOB_LOST` and changes nothing.
+ */
 export interface HeldJob<R> {
   readonly id: string;
   readonly lane: string;

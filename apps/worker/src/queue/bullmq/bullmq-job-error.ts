@@ -1,3 +1,4 @@
+import { FlowfleetError } from '@flowfleet/errors';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { jobFailureOf } from '../../jobs/job-failure.js';
 import type { JobFailure } from '../job-queue.js';
@@ -17,4 +18,25 @@ export function bullmqErrorOf(failure: JobFailure): Error {
 export function toJobError(error: unknown, handBack: boolean): Error {
   if (handBack) return Worker.RateLimitError();
   return bullmqErrorOf(jobFailureOf(error));
+}
+
+/**
+ * BullMQ's answers to a move by a consumer that no longer holds the job (its `finishedErrors`
+ * codes): the job's key is gone (-1), its lock is gone (-2), it left the active state (-3), or
+ * another consumer's token holds the lock (-6).
+ */
+const LOST_JOB_CODES: ReadonlySet<number> = new Set([-1, -2, -3, -6]);
+
+/**
+ * `WORKER_JOB_LOST` when `error` is BullMQ saying this consumer lost job `jobId` (its lock lapsed
+ * and another attempt took over), else `error` itself.
+ */
+export function lostJobErrorOf(error: unknown, jobId: string, lane: string): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'number' || !LOST_JOB_CODES.has(code)) return error;
+  return new FlowfleetError(
+    'WORKER_JOB_LOST',
+    `job ${jobId} is no longer held here (its lock lapsed and another attempt took it over)`,
+    { details: { jobId, lane, reason: (error as Error).message }, cause: error },
+  );
 }

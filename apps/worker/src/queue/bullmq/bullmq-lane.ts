@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { LockSettings } from '../../worker-options.js';
 import type { HeldJob, JobFailure, LaneConsumer } from '../job-queue.js';
-import { bullmqErrorOf } from './bullmq-job-error.js';
+import { bullmqErrorOf, lostJobErrorOf } from './bullmq-job-error.js';
 import { LockKeeper } from './lock-keeper.js';
 
 /** What one BullMQ lane is opened with. */
@@ -156,6 +156,7 @@ class BullmqHeldJob<R> implements HeldJob<R> {
     return this.#job.updateProgress(progress);
   }
 
+  /** @throws FlowfleetError WORKER_JOB_LOST when the lock lapsed and another attempt took over */
   complete(returnValue: R): Promise<void> {
     return this.#settle(() => this.#job.moveToCompleted(returnValue, this.#token, false));
   }
@@ -173,7 +174,11 @@ class BullmqHeldJob<R> implements HeldJob<R> {
     this.#settled = true;
     // Untracked first: a lock renewed every quarter of its duration outlives the move.
     this.#release();
-    await move();
+    try {
+      await move();
+    } catch (error) {
+      throw lostJobErrorOf(error, this.id, this.lane);
+    }
   }
 
   #settledError(): Error {
