@@ -1,82 +1,60 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { FlowfleetError } from '@flowfleet/errors';
-import { INSTALL_REDIS_HINT, type LocalRedis } from './local-redis.js';
+import { INSTALL_REDIS_HINT, type LocalRedis, type LocalRedisOptions } from './local-redis.js';
 
-// testcontainers is an optional peer: it is not a dependency of @flowfleet/cli (it pulls in a
-// Docker client and is useless without a Docker engine). Installed next to flowfleet
-// (`npm i testcontainers@11`; 12.x needs Node 22), it lets `up` run Redis in a container. The
-// module name is a variable so TypeScript does not resolve it; the shape used is declared here.
-
-/** The slice of testcontainers' API the CLI uses. */
-interface StartedContainer {
-  getHost(): string;
-  getMappedPort(port: number): number;
-  stop(): Promise<unknown>;
-}
-interface GenericContainerBuilder {
-  withCommand(command: string[]): GenericContainerBuilder;
-  withExposedPorts(...ports: number[]): GenericContainerBuilder;
-  start(): Promise<StartedContainer>;
-}
-interface TestcontainersModule {
-  GenericContainer: new (image: string) => GenericContainerBuilder;
-}
-
-const MODULE_NAME = 'testcontainers';
-/** The image started when no redis-server is installed. */
+/** The image started by the container path. */
 export const REDIS_IMAGE = 'redis:7.2-alpine';
 
-async function loadTestcontainers(): Promise<TestcontainersModule | undefined> {
-  try {
-    const loaded = (await import(MODULE_NAME)) as Partial<TestcontainersModule>;
-    return typeof loaded.GenericContainer === 'function'
-      ? (loaded as TestcontainersModule)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * Starts Redis in a container through testcontainers (AOF on, `noeviction`).
- * @throws FlowfleetError CLI_REDIS_UNAVAILABLE when testcontainers is not installed or no
- *   container runtime answers (testcontainers fails fast without a Docker engine)
+ * Starts Redis in a container through `@testcontainers/redis` (a real dependency; it needs a
+ * container engine, which `chooseRedisStarter` probes first): `--save ''`, AOF as asked (default
+ * on), the asked `maxmemory-policy` (default `noeviction`). `stop()` removes the container.
+ * @throws FlowfleetError CLI_REDIS_UNAVAILABLE when no container could start
  */
-export async function startRedisContainer(): Promise<LocalRedis> {
-  const testcontainers = await loadTestcontainers();
-  if (testcontainers === undefined) {
-    throw new FlowfleetError(
-      'CLI_REDIS_UNAVAILABLE',
-      `no Redis: REDIS_URL is unset, redis-server is not on PATH and testcontainers is not installed. Fix: ${INSTALL_REDIS_HINT}`,
-      { details: { reason: 'no-redis-server-no-testcontainers' } },
-    );
-  }
-  let container: StartedContainer;
+export async function startRedisContainer(options: LocalRedisOptions = {}): Promise<LocalRedis> {
+  const { RedisContainer } = await import('@testcontainers/redis');
+  const dir = await mkdtemp(join(tmpdir(), 'flowfleet-redis-container-'));
+  let container: Awaited<ReturnType<InstanceType<typeof RedisContainer>['start']>>;
   try {
-    container = await new testcontainers.GenericContainer(REDIS_IMAGE)
+    container = await new RedisContainer(REDIS_IMAGE)
       .withCommand([
         'redis-server',
         '--appendonly',
-        'yes',
+        options.appendonly === false ? 'no' : 'yes',
         '--save',
         '',
         '--maxmemory-policy',
-        'noeviction',
+        options.maxmemoryPolicy ?? 'noeviction',
       ])
-      .withExposedPorts(6379)
+      .withStartupTimeout(options.startTimeoutMs ?? 60_000)
       .start();
   } catch (cause) {
+    await rm(dir, { recursive: true, force: true });
     throw new FlowfleetError(
       'CLI_REDIS_UNAVAILABLE',
-      `no Redis: redis-server is not on PATH and a Redis container could not start (${(cause as Error).message}). Fix: ${INSTALL_REDIS_HINT}`,
+      `a Redis container could not start (${(cause as Error).message}). Fix: ${INSTALL_REDIS_HINT}`,
       { details: { reason: 'container-failed' }, cause },
     );
   }
+  const host = container.getHost();
+  const port = container.getPort();
   let stopped: Promise<void> | undefined;
   return {
-    url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`,
+    url: `redis://${host}:${port}`,
+    host,
+    port,
+    dir,
     kind: 'container',
     stop() {
-      stopped ??= container.stop().then(() => undefined);
+      stopped ??= (async () => {
+        try {
+          await container.stop();
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+      })();
       return stopped;
     },
   };

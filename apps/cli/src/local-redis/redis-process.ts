@@ -4,26 +4,26 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FlowfleetError } from '@flowfleet/errors';
 import { freePort } from '../local-fleet/free-port.js';
-import { INSTALL_REDIS_HINT, type LocalRedis } from './local-redis.js';
+import { INSTALL_REDIS_HINT, type LocalRedis, type LocalRedisOptions } from './local-redis.js';
 import { pingRedis } from './ping-redis.js';
 import { ServiceProcess, describeExit } from '../local-fleet/service-process.js';
 
 /** How to start a redis-server child. */
-export interface RedisProcessOptions {
+export interface RedisProcessOptions extends LocalRedisOptions {
   /** Every output line of the server. */
   readonly onLine?: (line: string) => void;
-  /** How long to wait for PING to answer (default 10 s). */
-  readonly startTimeoutMs?: number;
   /** The binary (default `redis-server` from PATH). */
   readonly command?: string;
+  /** Working directory (AOF lives here); default a fresh temp dir, removed by `stop()`. */
+  readonly dir?: string;
 }
 
 const HOST = '127.0.0.1';
 const PORT_ATTEMPTS = 3;
 
-function redisArgs(port: number, dir: string): string[] {
-  // AOF on (a killed Redis loses nothing), no RDB snapshots, and the only eviction policy the
-  // coordinator accepts. Logs go to stdout so the CLI can prefix them.
+function redisArgs(port: number, dir: string, options: RedisProcessOptions): string[] {
+  // AOF on by default (a killed Redis loses nothing), no RDB snapshots, and by default the only
+  // eviction policy the coordinator accepts. Logs go to stdout so the CLI can prefix them.
   return [
     '--port',
     String(port),
@@ -32,11 +32,11 @@ function redisArgs(port: number, dir: string): string[] {
     '--dir',
     dir,
     '--appendonly',
-    'yes',
+    options.appendonly === false ? 'no' : 'yes',
     '--save',
     '',
     '--maxmemory-policy',
-    'noeviction',
+    options.maxmemoryPolicy ?? 'noeviction',
     '--daemonize',
     'no',
     '--logfile',
@@ -81,25 +81,31 @@ async function waitForPing(server: ServiceProcess, port: number, timeoutMs: numb
   );
 }
 
+function spawnServer(port: number, dir: string, options: RedisProcessOptions): ServiceProcess {
+  return ServiceProcess.spawn({
+    name: 'redis',
+    command: options.command ?? 'redis-server',
+    args: redisArgs(port, dir, options),
+    ...(options.onLine === undefined ? {} : { onLine: (text) => options.onLine?.(text) }),
+  });
+}
+
 /**
- * Starts `redis-server` on a free port of 127.0.0.1 in a fresh temp dir (AOF on, `--save ''`,
- * `noeviction`) and resolves once it answers PING. `stop()` shuts it down (SIGTERM, SIGKILL after
- * 10 s) and removes the dir.
+ * Starts `redis-server` on a free port of 127.0.0.1 in a fresh temp dir (or `options.dir`; AOF
+ * on unless `appendonly: false`, `--save ''`, `noeviction` unless told) and resolves once it
+ * answers PING. `stop()` shuts it down (SIGTERM, SIGKILL after 10 s) and removes its own dir;
+ * `kill()` and `restart()` stop it and bring it back on the same port and dir.
  * @throws FlowfleetError CLI_REDIS_UNAVAILABLE (not installed: `details.reason` 'ENOENT'),
  *   CLI_CHILD_FAILED, CLI_START_TIMEOUT
  */
 export async function startRedisProcess(options: RedisProcessOptions = {}): Promise<LocalRedis> {
-  const dir = await mkdtemp(join(tmpdir(), 'flowfleet-redis-'));
+  const ownDir = options.dir === undefined;
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'flowfleet-redis-')));
   const timeoutMs = options.startTimeoutMs ?? 10_000;
   try {
     for (let attempt = 1; ; attempt++) {
       const port = await freePort(HOST);
-      const server = ServiceProcess.spawn({
-        name: 'redis',
-        command: options.command ?? 'redis-server',
-        args: redisArgs(port, dir),
-        ...(options.onLine === undefined ? {} : { onLine: (text) => options.onLine?.(text) }),
-      });
+      let server = spawnServer(port, dir, options);
       try {
         await waitForPing(server, port, timeoutMs);
       } catch (error) {
@@ -112,20 +118,33 @@ export async function startRedisProcess(options: RedisProcessOptions = {}): Prom
       let stopped: Promise<void> | undefined;
       return {
         url: `redis://${HOST}:${port}`,
+        host: HOST,
+        port,
+        dir,
         kind: 'redis-server',
-        ...(server.pid === undefined ? {} : { pid: server.pid }),
+        get pid() {
+          return server.pid ?? -1;
+        },
         stop() {
           stopped ??= (async () => {
             await server.stop(10_000);
-            await rm(dir, { recursive: true, force: true });
+            if (ownDir) await rm(dir, { recursive: true, force: true });
           })();
           return stopped;
         },
-        kill: () => server.kill(),
+        async kill(signal: NodeJS.Signals = 'SIGKILL') {
+          await server.stop(5_000, signal);
+        },
+        async restart() {
+          if (stopped !== undefined) throw new Error('restart() after stop(): start a new server');
+          await server.stop(5_000, 'SIGKILL');
+          server = spawnServer(port, dir, options);
+          await waitForPing(server, port, timeoutMs);
+        },
       };
     }
   } catch (error) {
-    await rm(dir, { recursive: true, force: true });
+    if (ownDir) await rm(dir, { recursive: true, force: true });
     throw error;
   }
 }
