@@ -5,7 +5,7 @@
 import { coordinatorKeys } from '@flowfleet/coordinator';
 import { readRolloutFile } from '@flowfleet/formats';
 import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
-import { laneForRequirements, SyncAckSchema } from '@flowfleet/protocol';
+import { JobStatusSchema, laneForRequirements, SyncAckSchema } from '@flowfleet/protocol';
 import { keySlot as clientKeySlot } from '@flowfleet/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -45,6 +45,13 @@ const BODIES = [
   tinyRollout({ constraints: { devices: ['cpu'], minArch: { cpu: 'x86-64-v2' } } }),
 ];
 const V3 = { device: 'cpu', arch: 'x86-64-v3', features: [], cpuArch: 'x86-64-v3' } as const;
+const V4 = { device: 'cpu', arch: 'x86-64-v4', features: [], cpuArch: 'x86-64-v4' } as const;
+/**
+ * Workers here also rescan the lanes hash every 2 s (default 30 s): once in six runs a lane's job
+ * waited out the default rescan (an announcement missed on the cluster's pub/sub, or the loaded
+ * machine), which a rescan bounds. Tight polls keep idle lanes quick (no XREAD waker on a cluster).
+ */
+const CLUSTER_WORKER = { pollIntervalMs: 200, rescanIntervalMs: 2_000 } as const;
 
 /** The master (index into cluster.nodes) of each slot range, as the cluster reports it. */
 async function slotOwners(): Promise<(slot: number) => number> {
@@ -83,6 +90,7 @@ function clusterChildEnv(fleet: TestFleet): Record<string, string> {
     FLOWFLEET_LOCK_MS: '2000',
     FLOWFLEET_STALLED_INTERVAL_MS: '1000',
     FLOWFLEET_POLL_MS: '200',
+    FLOWFLEET_RESCAN_MS: '2000',
     FLOWFLEET_DRAIN_TIMEOUT_MS: '2000',
   };
 }
@@ -96,8 +104,8 @@ describe('a fleet on a 3-master Redis Cluster', () => {
     const reference = await startTestFleet(single.url, 'cluster-reference');
     try {
       const workers = [
-        await fleet.startWorker({ platformFacts: V3, pollIntervalMs: 200 }),
-        await fleet.startWorker({ platformFacts: V3, pollIntervalMs: 200 }),
+        await fleet.startWorker({ platformFacts: V3, ...CLUSTER_WORKER }),
+        await fleet.startWorker({ platformFacts: V3, ...CLUSTER_WORKER }),
       ];
       await reference.startWorker({ platformFacts: V3 });
       const jobs = await Promise.all(BODIES.map((body) => fleet.enqueue(body)));
@@ -130,6 +138,39 @@ describe('a fleet on a 3-master Redis Cluster', () => {
       expect(controlSlots.size).toBe(1);
       expect(await keySlot(cluster, keys.workers)).toBe([...controlSlots][0]);
 
+      // The read routes span lanes (each in its own slot) and the control plane: all answer.
+      for (const path of [
+        '/healthz',
+        '/metrics',
+        '/v1/fleet',
+        '/v1/fleet/matrix',
+        '/v1/lanes',
+        '/v1/rollouts?limit=20',
+        '/v1/weights/dit',
+      ]) {
+        const response = await fleet.api(path);
+        expect(response.status, `${path}: ${await response.clone().text()}`).toBe(200);
+      }
+      const listed = (await (await fleet.api('/v1/rollouts?limit=20')).json()) as {
+        rollouts: { id: string }[];
+      };
+      expect(listed.rollouts.map((r) => r.id).sort()).toEqual(jobs.map((j) => j.id).sort());
+      // A long-poll is woken by its job's events (read per slot on a cluster): a job held for
+      // capacity starts when a worker that can serve it appears, and the waiting request answers
+      // then, long before its waitMs.
+      const held = await fleet.enqueue(
+        tinyRollout({ constraints: { minArch: { cpu: 'x86-64-v4' } }, waitForCapacity: true }),
+      );
+      const poll = fleet.api(
+        `/v1/rollouts/${held.id}?waitMs=25000&status=queued&step=0&attempts=0`,
+      );
+      const appeared = Date.now();
+      workers.push(await fleet.startWorker({ platformFacts: V4, ...CLUSTER_WORKER }));
+      const woken = JobStatusSchema.parse(await (await poll).json());
+      expect(woken.status).not.toBe('queued');
+      expect(Date.now() - appeared).toBeLessThan(15_000);
+      await fleet.waitForCompletion(held.id, 30_000);
+
       // The same rollout on one server gives the same bytes: the mode changes where, not what.
       const clustered = await fleet.result(jobs[0]!.id);
       const alone = await reference.enqueue(BODIES[0]!);
@@ -143,10 +184,10 @@ describe('a fleet on a 3-master Redis Cluster', () => {
       const acks = await waitUntil(async () => {
         const raw = await fleet.redis.hgetall(keys.acks('dit', 1));
         return workers.every((w) => raw[w.workerId] !== undefined) ? raw : undefined;
-      }, 'both workers to ack dit v1');
+      }, 'every worker to ack dit v1');
       expect(
         Object.values(acks).map((json) => SyncAckSchema.parse(JSON.parse(json)).status),
-      ).toEqual(['ok', 'ok']);
+      ).toEqual(['ok', 'ok', 'ok']);
       const after = await fleet.enqueue({ ...BODIES[1]!, weights: { dit: { min: 1 } } });
       const done = await fleet.waitForCompletion(after.id, 30_000);
       expect(done.summary?.weightsVersions).toEqual({ dit: 1, text_encoder: 0 });
