@@ -144,7 +144,7 @@ await runBench(async (teardown) => {
     }
   }
   for (const lane of lanes) {
-    const queue = new Queue(lane, { connection: redis, prefix: keys.bullPrefix });
+    const queue = new Queue(lane, { connection: redis, prefix: keys.laneBullPrefix(lane) });
     await queue.addBulk(
       Array.from({ length: PRIORITIZED_PER_LANE }, (_, i) => ({
         name: 'rollout',
@@ -188,7 +188,7 @@ await runBench(async (teardown) => {
   let listLength = 0;
   let backlog = 0;
   for (const lane of lanes) {
-    listLength += await redis.llen(`${keys.bullPrefix}:${lane}:wait`);
+    listLength += await redis.llen(`${keys.laneBullPrefix(lane)}:${lane}:wait`);
     const counts = await coordinator.services.queues.counts(lane);
     backlog += counts.waiting + counts.prioritized + counts.delayed;
   }

@@ -1,138 +1,63 @@
-// A throwaway redis-server for the bench scripts (nothing imports from test/, so this is the
-// benches' own small launcher): a free port, no persistence, `noeviction` (the coordinator refuses
-// anything else), its own temp dir, and a synchronous SIGKILL on process exit as the last resort.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// A throwaway Redis for the bench scripts through the one chooser (`@flowfleet/cli/local-redis`:
+// a container when a container engine answers, else a redis-server child on a free port), no
+// persistence, `noeviction` (the coordinator refuses anything else), and a synchronous SIGKILL of
+// a child on process exit as the last resort. The choice is printed once per process.
+import { describeRedisChoice, resolveRedis } from '@flowfleet/cli/local-redis';
 import { Redis } from 'ioredis';
 
-/** A running redis-server child. */
+/** A running throwaway Redis. */
 export interface BenchRedis {
-  /** `redis://127.0.0.1:<port>` */
+  /** `redis://host:port` */
   readonly url: string;
+  /** The redis-server child's pid (-1 for a container). */
   readonly pid: number;
-  /** `redis-server --version` of the binary that runs. */
+  /** `redis_version` of the server that runs. */
   readonly version: string;
-  /** SIGTERM, SIGKILL after 3 s, temp dir removed. Idempotent. */
+  /** Stops it and removes its temp dir. Idempotent. */
   stop(): Promise<void>;
 }
 
-const HOST = '127.0.0.1';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('close', () => resolve()));
-}
-
-async function waitForPing(url: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited at start:\n${output()}`);
-    const probe = new Redis(url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    probe.on('error', () => undefined);
-    try {
-      await probe.connect();
-      if ((await probe.ping()) === 'PONG') return;
-    } catch {
-      // not listening yet
-    } finally {
-      probe.disconnect();
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
+async function serverVersion(url: string): Promise<string> {
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    return /^redis_version:(\S+)/m.exec(await probe.info('server'))?.[1] ?? 'unknown';
+  } finally {
+    probe.disconnect();
   }
-  throw new Error(`redis-server did not answer PING within 10 s:\n${output()}`);
 }
 
 /**
- * Starts `redis-server` on a free port and resolves once it answers PING.
- * @throws Error when redis-server is not on PATH or does not come up
+ * Starts a throwaway Redis and resolves once it answers.
+ * @throws FlowfleetError CLI_REDIS_UNAVAILABLE (no redis-server, no container engine),
+ *   CLI_CHILD_FAILED, CLI_START_TIMEOUT
  */
 export async function startBenchRedis(): Promise<BenchRedis> {
-  const dir = mkdtempSync(join(tmpdir(), 'flowfleet-bench-redis-'));
-  const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      HOST,
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-      '--maxmemory-policy',
-      'noeviction',
-      '--logfile',
-      '',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const keep = (chunk: Buffer): void => {
-    output = (output + chunk.toString()).slice(-4_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  const spawnError = new Promise<never>((_, reject) =>
-    child.once('error', (error) =>
-      reject(
-        new Error(
-          `cannot run redis-server (${error.message}): install it (apt-get install redis-server)`,
-        ),
-      ),
-    ),
-  );
+  const redis = await resolveRedis({
+    appendonly: false,
+    onChoice: (choice) => console.error(`bench: ${describeRedisChoice(choice)}`),
+  });
   // Last resort when the script dies without running its teardown.
-  const killOnExit = (): void => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  };
+  const killOnExit = (): void => void redis.kill?.('SIGKILL');
   process.on('exit', killOnExit);
-  const url = `redis://${HOST}:${port}`;
+  let version: string;
   try {
-    await Promise.race([waitForPing(url, child, () => output), spawnError]);
+    version = await serverVersion(redis.url);
   } catch (error) {
-    child.kill('SIGKILL');
-    await exited(child);
-    rmSync(dir, { recursive: true, force: true });
     process.off('exit', killOnExit);
+    await redis.stop();
     throw error;
   }
-  const version = /version=([\d.]+)/.exec(output)?.[1] ?? 'unknown';
   let stopped: Promise<void> | undefined;
   return {
-    url,
-    pid: child.pid ?? -1,
+    url: redis.url,
+    pid: redis.pid ?? -1,
     version,
     stop() {
       stopped ??= (async () => {
-        const hard = setTimeout(() => child.kill('SIGKILL'), 3_000);
-        if (child.exitCode === null) child.kill('SIGTERM');
-        await exited(child);
-        clearTimeout(hard);
+        await redis.stop();
         process.off('exit', killOnExit);
-        rmSync(dir, { recursive: true, force: true });
       })();
       return stopped;
     },

@@ -146,7 +146,7 @@ describe('flowfleet up', () => {
 
 describe('flowfleet up without any Redis', () => {
   it('fails with CLI_REDIS_UNAVAILABLE and says how to install Redis', async () => {
-    // No redis-server on PATH, no REDIS_URL, no testcontainers: node itself runs by absolute path.
+    // No redis-server on PATH, no REDIS_URL, no container runtime: node itself runs by absolute path.
     const up = spawnCli(['up', '--json'], { env: envWithoutRedis({ PATH: '/nonexistent' }) });
     expect(await up.exited).toBe(1);
     const error = JSON.parse(up.stdout.join('\n')) as { error: { code: string; message: string } };

@@ -233,7 +233,7 @@ describe('one schema per route', () => {
 
 describe('while Redis is down', () => {
   it('Redis-backed routes answer 503 API_REDIS_UNAVAILABLE, and work again once it is back', async () => {
-    const own = await startRedisServer();
+    const own = await startRedisServer({ starter: 'redis-server' }); // killed and restarted
     const local = await startTestCoordinator(own.url, 'edge-redis-down');
     try {
       await registerFakeWorker(local.redis, local.prefix, fakeManifest('w-down'));

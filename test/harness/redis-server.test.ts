@@ -28,7 +28,7 @@ describe('startRedisServer', () => {
   });
 
   it('keeps a key across kill -9 and restart when appendonly is on', async () => {
-    const server = await start({ appendonly: true });
+    const server = await start({ appendonly: true, starter: 'redis-server' });
     const key = `${uniquePrefix('aof')}:k`;
     expect(await sendCommand(server, ['SET', key, 'v'])).toBe('OK');
     const firstPid = server.pid;

@@ -52,7 +52,7 @@ function request(
 async function jobsFor(lane: string, seeds: readonly number[]): Promise<string[]> {
   const queue = new Queue(lane, {
     connection: fleet.redis,
-    prefix: coordinatorKeys(fleet.prefix).bullPrefix,
+    prefix: coordinatorKeys(fleet.prefix).laneBullPrefix(lane),
   });
   try {
     const jobs = await queue.getJobs();

@@ -51,9 +51,9 @@ export async function faultReport(
     if (!got.equals(Buffer.from(want))) mismatched += 1;
   }
   let inLanes = 0;
-  const prefix = coordinatorKeys(fleet.prefix).bullPrefix;
+  const keys = coordinatorKeys(fleet.prefix);
   for (const lane of new Set(accepted.map((job) => job.lane))) {
-    const queue = new Queue(lane, { connection: fleet.redis, prefix });
+    const queue = new Queue(lane, { connection: fleet.redis, prefix: keys.laneBullPrefix(lane) });
     try {
       const counts = await queue.getJobCounts();
       inLanes += Object.values(counts).reduce((sum, count) => sum + count, 0);

@@ -20,6 +20,16 @@ function issuesOf(env: NodeJS.ProcessEnv): string[] {
 }
 
 describe('parseCoordinatorEnv', () => {
+  it('takes FLOWFLEET_REDIS_MODE=cluster and refuses another mode', () => {
+    const base = { REDIS_URL: 'redis://127.0.0.1:7000', ...TOKENS };
+    expect(
+      parseCoordinatorEnv({ ...base, FLOWFLEET_REDIS_MODE: 'cluster' }).FLOWFLEET_REDIS_MODE,
+    ).toBe('cluster');
+    expect(issuesOf({ ...base, FLOWFLEET_REDIS_MODE: 'sentinel' })).toEqual([
+      'FLOWFLEET_REDIS_MODE',
+    ]);
+  });
+
   it('applies the documented defaults', () => {
     const env = parseCoordinatorEnv({ REDIS_URL: 'redis://127.0.0.1:6380', ...TOKENS });
     expect(env).toMatchObject({
@@ -27,6 +37,7 @@ describe('parseCoordinatorEnv', () => {
       FLOWFLEET_HOST: '127.0.0.1',
       FLOWFLEET_BLOB_DIR: './.flowfleet/blobs',
       FLOWFLEET_PREFIX: 'ff',
+      FLOWFLEET_REDIS_MODE: 'standalone',
       FLOWFLEET_HEARTBEAT_TTL_MS: 15_000,
       FLOWFLEET_LOG_LEVEL: 'info',
       FLOWFLEET_AUTH: 'on',

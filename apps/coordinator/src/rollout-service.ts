@@ -11,7 +11,7 @@ import {
   type Limits,
   type RolloutRequest,
 } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { FleetCapacity } from './fleet-capacity.js';
@@ -60,7 +60,7 @@ function parseIdempotencyRecord(
 
 /** The collaborators the service needs. */
 export interface RolloutServiceOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: CoordinatorKeys;
   readonly limits: Limits;
   /** The model cards whose request rules run at the edge and derive the requirements. */

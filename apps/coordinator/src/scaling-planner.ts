@@ -9,7 +9,7 @@ import {
   type Scaling,
   type WorkerManifest,
 } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { WorkerView } from './fleet-reader.js';
 import type { CoordinatorKeys } from './keys.js';
@@ -18,7 +18,7 @@ import { SCALING_RULE, planScaling, type ClassFacts, type LaneDemand } from './s
 
 /** What the planner needs. */
 export interface ScalingPlannerOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: CoordinatorKeys;
   readonly logger: Logger;
   /** Bounds per class (`FLOWFLEET_SCALING_CLASSES`); default none (0..32 for every class). */

@@ -34,6 +34,16 @@ describe('parseWorkerEnv', () => {
     expect(options).not.toHaveProperty('workerToken');
   });
 
+  it('reads FLOWFLEET_REDIS_MODE: standalone by default, cluster when asked, nothing else', () => {
+    expect(workerOptionsFromEnv(parseWorkerEnv(BASE)).redisMode).toBe('standalone');
+    expect(
+      workerOptionsFromEnv(parseWorkerEnv({ ...BASE, FLOWFLEET_REDIS_MODE: 'cluster' })).redisMode,
+    ).toBe('cluster');
+    expect(issuesOf({ ...BASE, FLOWFLEET_REDIS_MODE: 'sentinel' })).toEqual([
+      'FLOWFLEET_REDIS_MODE',
+    ]);
+  });
+
   it('lists every bad variable at once and treats empty strings as unset', () => {
     expect(
       issuesOf({

@@ -8,8 +8,9 @@ import { parseLogLine, type LogLevel, type LogRecord } from '../format/log-line.
 import { appLaunch, type FleetApp } from './app-launch.js';
 import { coordinatorEnv, workerEnv, type LocalFleetTokens } from './fleet-env.js';
 import { freePort } from './free-port.js';
-import type { LocalRedis } from './local-redis.js';
-import { resolveRedis } from './resolve-redis.js';
+import type { LocalRedis } from '../local-redis/local-redis.js';
+import { describeRedisChoice } from '../local-redis/choose-redis.js';
+import { resolveRedis } from '../local-redis/resolve-redis.js';
 import { ServiceProcess, describeExit, type ServiceExit } from './service-process.js';
 import { waitUntil } from './wait-until.js';
 
@@ -170,6 +171,14 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
         ? {}
         : {
             onLine: (text) => onLog('redis', { level: undefined, text, fields: {}, routine: true }),
+            // The chooser's decision (container or redis-server child), once.
+            onChoice: (choice) =>
+              onLog('redis', {
+                level: 'info',
+                text: describeRedisChoice(choice),
+                fields: {},
+                routine: false,
+              }),
           }),
     });
     signal?.throwIfAborted();
@@ -278,7 +287,7 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
       close,
       kill() {
         for (const service of services) service.kill();
-        redis?.kill?.();
+        void redis?.kill?.();
       },
     };
   } catch (error) {

@@ -2,11 +2,17 @@ import { connect } from 'node:net';
 
 /**
  * Sends one RESP `PING` and answers the first reply line (`+PONG` when Redis is ready,
- * `-LOADING …` while it replays its AOF). Rejects on connection errors and after `timeoutMs`.
+ * `-LOADING …` while it replays its AOF), over TCP or, given `unixSocket`, that socket. Rejects on connection errors and after `timeoutMs`.
  */
-export function pingRedis(host: string, port: number, timeoutMs = 500): Promise<string> {
+export function pingRedis(
+  host: string,
+  port: number,
+  timeoutMs = 500,
+  unixSocket?: string,
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host, port });
+    const socket =
+      unixSocket === undefined ? connect({ host, port }) : connect({ path: unixSocket });
     let reply = '';
     const finish = (error: Error | undefined, value?: string): void => {
       socket.destroy();
