@@ -93,10 +93,11 @@ export interface TestFleet {
 export async function startTestFleet(
   redisUrl: string,
   name: string,
-  coordinatorOverrides: Partial<Pick<CoordinatorOptions, 'cards' | 'limits'>> = {},
+  coordinatorOverrides: Partial<Pick<CoordinatorOptions, 'cards' | 'limits' | 'blobDir'>> = {},
 ): Promise<TestFleet> {
   const prefix = uniquePrefix(name);
-  const blobDir = await mkdtemp(join(tmpdir(), 'flowfleet-fleet-'));
+  const blobDir =
+    coordinatorOverrides.blobDir ?? (await mkdtemp(join(tmpdir(), 'flowfleet-fleet-')));
   const build = (): Coordinator =>
     createCoordinator({
       redisUrl,

@@ -12,7 +12,7 @@ import {
   writeBlobDigest,
   type BlobDigest,
 } from './blob-digest.js';
-import { hashFile, isErrno, removeFile, syncDirectory } from './store-files.js';
+import { hashFile, isErrno, removeFile, syncDirectory, whileStoreHasSpace } from './store-files.js';
 
 /** Bytes to store: a request stream, or chunks already in memory. */
 export type ByteSource = AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
@@ -53,7 +53,8 @@ export interface BlobStore {
   init(): Promise<void>;
   /**
    * Stores `source` under its sha256.
-   * @throws FlowfleetError `API_BLOB_TOO_LARGE` past `maxBytes` (nothing is kept).
+   * @throws FlowfleetError `API_BLOB_TOO_LARGE` past `maxBytes`, `API_BLOB_STORE_FULL` when the
+   *   store has no space left (nothing is kept either way).
    */
   putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject>;
   /** The size of a blob, or undefined when absent. */
@@ -73,7 +74,8 @@ export interface BlobStore {
   /**
    * Stores a job's result file once; the same bytes again are a no-op.
    * @throws FlowfleetError `API_RESULT_CONFLICT` when different bytes are already stored,
-   * `API_BLOB_TOO_LARGE` past `maxBytes`.
+   * `API_BLOB_TOO_LARGE` past `maxBytes`, `API_BLOB_STORE_FULL` when the store has no space left
+   * (nothing partial is kept).
    */
   putResult(
     jobId: string,
@@ -113,18 +115,22 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject> {
+  putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject> {
+    return whileStoreHasSpace('a blob', () => this.#putBlob(source, maxBytes));
+  }
+
+  async #putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject> {
     const temp = await this.#receive(source, maxBytes, true);
-    // The digest first: a blob under its name always has one (a digest without its blob, after a
-    // crash between the two, is harmless: the next upload of those bytes writes both again).
     try {
+      // The digest first: a blob under its name always has one (a digest without its blob, after
+      // a crash between the two, is harmless: the next upload of those bytes writes both again).
       if (temp.digest !== undefined) await this.#writeDigest(temp.digest);
+      // Same content, same name: renaming over an existing copy is harmless and atomic.
+      await rename(temp.path, this.#blobPath(temp.sha256));
     } catch (error) {
       await removeFile(temp.path);
       throw error;
     }
-    // Same content, same name: renaming over an existing copy is harmless and atomic.
-    await rename(temp.path, this.#blobPath(temp.sha256));
     // The name is durable only once its directory is: a sync may name this blob next.
     await syncDirectory(join(this.#root, 'sha256'));
     return { sha256: temp.sha256, sizeBytes: temp.sizeBytes };
@@ -139,7 +145,11 @@ export class FsBlobStore implements BlobStore {
     return this.#open(this.#blobPath(sha256), range);
   }
 
-  async blobDigest(sha256: string): Promise<BlobDigest | undefined> {
+  blobDigest(sha256: string): Promise<BlobDigest | undefined> {
+    return whileStoreHasSpace(`the digest of blob ${sha256}`, () => this.#blobDigest(sha256));
+  }
+
+  async #blobDigest(sha256: string): Promise<BlobDigest | undefined> {
     const path = this.#blobPath(sha256);
     if ((await this.#size(path)) === undefined) return undefined;
     const kept = await readBlobDigest(this.#digestPath(sha256), sha256);
@@ -149,7 +159,18 @@ export class FsBlobStore implements BlobStore {
     return digest;
   }
 
-  async putResult(
+  putResult(
+    jobId: string,
+    file: ResultFile,
+    source: ByteSource,
+    maxBytes: number,
+  ): Promise<ResultWrite> {
+    return whileStoreHasSpace(`the ${file} of job ${jobId}`, () =>
+      this.#putResult(jobId, file, source, maxBytes),
+    );
+  }
+
+  async #putResult(
     jobId: string,
     file: ResultFile,
     source: ByteSource,
