@@ -29,6 +29,8 @@ export const coordinatorEnvSchema = z.object({
     .default('ff'),
   FLOWFLEET_HEARTBEAT_TTL_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
   FLOWFLEET_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  // `1`: shut down when stdin closes (`flowfleet up` holds it open, so its death stops this child).
+  FLOWFLEET_EXIT_WITH_PARENT: z.enum(['0', '1']).default('0'),
   // Edge limits (protocol DEFAULT_LIMITS when unset).
   FLOWFLEET_MAX_STEPS: positiveInt,
   FLOWFLEET_MAX_GROUP_SIZE: positiveInt,

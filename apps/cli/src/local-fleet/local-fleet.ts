@@ -9,6 +9,7 @@ import { appLaunch, type FleetApp } from './app-launch.js';
 import { coordinatorEnv, workerEnv, type LocalFleetTokens } from './fleet-env.js';
 import { freePort } from './free-port.js';
 import type { LocalRedis } from './local-redis.js';
+import { OrphanReaper } from './orphan-reaper.js';
 import { resolveRedis } from './resolve-redis.js';
 import { ServiceProcess, describeExit, type ServiceExit } from './service-process.js';
 import { waitUntil } from './wait-until.js';
@@ -55,6 +56,8 @@ export interface LocalFleet {
   readonly prefix: string;
   readonly blobDir: string;
   readonly coordinatorPid: number;
+  /** The orphan reaper's pid: it cleans up if this process dies without `close()`. */
+  readonly reaperPid?: number;
   readonly workers: readonly {
     readonly id: string;
     readonly service: string;
@@ -94,6 +97,7 @@ function spawnApp(
     args: launch.args,
     cwd: launch.cwd,
     env,
+    stdinPipe: true,
     ...(onLog === undefined ? {} : { onLine: (text) => onLog(service, parseLogLine(text)) }),
   });
 }
@@ -151,6 +155,8 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
   let redis: LocalRedis | undefined;
   let blobDir: string | undefined;
   let closing: Promise<void> | undefined;
+  // Cleans up after this process if it dies without close() (SIGKILL): see OrphanReaper.
+  const reaper = OrphanReaper.start();
 
   const close = (): Promise<void> => {
     closing ??= settle([
@@ -159,6 +165,7 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
       async () => services.find((s) => s.name === 'coord')?.stop(COORDINATOR_STOP_MS),
       async () => redis?.stop(),
       async () => blobDir !== undefined && rm(blobDir, { recursive: true, force: true }),
+      async () => reaper.release(),
     ]);
     return closing;
   };
@@ -172,8 +179,14 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
             onLine: (text) => onLog('redis', { level: undefined, text, fields: {}, routine: true }),
           }),
     });
+    if (redis.kind === 'redis-server') {
+      // redis-server cannot watch its parent: the reaper stops it after the apps are gone.
+      reaper.terminate(redis.pid);
+      if (redis.dir !== undefined) reaper.remove(redis.dir);
+    }
     signal?.throwIfAborted();
     blobDir = await mkdtemp(join(tmpdir(), 'flowfleet-blobs-'));
+    reaper.remove(blobDir);
     const port = options.port ?? (await freePort());
     const url = `http://127.0.0.1:${port}`;
     const common = {
@@ -190,6 +203,7 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
       onLog,
     );
     services.push(coordinator);
+    reaper.awaitExit(coordinator.pid);
     const client = FlowfleetClient.create({
       baseUrl: url,
       token: tokens.trainer,
@@ -234,6 +248,7 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
       });
       const child = spawnApp('worker', service, env, onLog);
       services.push(child);
+      reaper.awaitExit(child.pid);
       return { id, service, child };
     });
 
@@ -272,6 +287,7 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
       prefix,
       blobDir: localBlobDir,
       coordinatorPid: coordinator.pid ?? -1,
+      ...(reaper.pid === undefined ? {} : { reaperPid: reaper.pid }),
       workers: workers.map((w) => ({ id: w.id, service: w.service, pid: w.child.pid ?? -1 })),
       unexpectedExit,
       client: () => FlowfleetClient.create({ baseUrl: url, token: tokens.trainer }),

@@ -6,6 +6,8 @@ export interface LocalRedis {
   readonly kind: 'external' | 'redis-server' | 'container';
   /** The redis-server child's pid (redis-server only). */
   readonly pid?: number;
+  /** The redis-server child's temp dir (AOF), removed by `stop()` (redis-server only). */
+  readonly dir?: string;
   /** Stops what this CLI started and removes its temp dir; idempotent; a no-op for external. */
   stop(): Promise<void>;
   /** SIGKILLs a redis-server child at once (a second Ctrl-C); absent for other kinds. */

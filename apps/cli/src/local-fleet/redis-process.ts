@@ -114,6 +114,7 @@ export async function startRedisProcess(options: RedisProcessOptions = {}): Prom
         url: `redis://${HOST}:${port}`,
         kind: 'redis-server',
         ...(server.pid === undefined ? {} : { pid: server.pid }),
+        dir,
         stop() {
           stopped ??= (async () => {
             await server.stop(10_000);
