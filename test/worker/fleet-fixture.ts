@@ -93,7 +93,9 @@ export interface TestFleet {
 export async function startTestFleet(
   redisUrl: string,
   name: string,
-  coordinatorOverrides: Partial<Pick<CoordinatorOptions, 'cards' | 'limits' | 'blobDir'>> = {},
+  coordinatorOverrides: Partial<
+    Pick<CoordinatorOptions, 'cards' | 'limits' | 'blobDir' | 'retention'>
+  > = {},
 ): Promise<TestFleet> {
   const prefix = uniquePrefix(name);
   const blobDir =

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { link, mkdir, open, rename, stat } from 'node:fs/promises';
+import { createReadStream, type Stats } from 'node:fs';
+import { link, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { FlowfleetError } from '@flowfleet/errors';
@@ -36,6 +36,15 @@ export interface OpenedObject {
   /** The whole object's size. */
   readonly totalBytes: number;
   readonly stream: Readable;
+}
+
+/** A stored blob or job's results, as retention sees it. */
+export interface StoredEntry {
+  /** The blob's sha256, or the job id. */
+  readonly name: string;
+  readonly sizeBytes: number;
+  /** When it was last written (epoch ms). */
+  readonly storedAtMs: number;
 }
 
 /** A byte range `[start, end]` (inclusive, as HTTP ranges are) inside an object. */
@@ -85,6 +94,14 @@ export interface BlobStore {
   ): Promise<ResultWrite>;
   /** Opens a job's result file, or undefined when absent. */
   openResult(jobId: string, file: ResultFile): Promise<OpenedObject | undefined>;
+  /** Every stored blob (for retention; in no particular order). */
+  listBlobs(): AsyncIterable<StoredEntry>;
+  /** Deletes a blob and its digest; an absent one is fine. */
+  deleteBlob(sha256: string): Promise<void>;
+  /** Every job with stored results, its files' total size and the last write (for retention). */
+  listResults(): AsyncIterable<StoredEntry>;
+  /** Deletes a job's result files; absent ones are fine. */
+  deleteResult(jobId: string): Promise<void>;
   /** Releases what the store holds (threads, connections). Idempotent. */
   close(): Promise<void>;
 }
@@ -214,6 +231,39 @@ export class FsBlobStore implements BlobStore {
     return this.#open(this.#resultPath(jobId, file));
   }
 
+  async *listBlobs(): AsyncIterable<StoredEntry> {
+    for (const name of await readdir(join(this.#root, 'sha256'))) {
+      const stats = await this.#stat(this.#blobPath(name));
+      if (stats !== undefined) yield { name, sizeBytes: stats.size, storedAtMs: stats.mtimeMs };
+    }
+  }
+
+  async deleteBlob(sha256: string): Promise<void> {
+    // The blob first: a digest without its blob is harmless (see putBlob), the reverse is not.
+    await removeFile(this.#blobPath(sha256));
+    await removeFile(this.#digestPath(sha256));
+  }
+
+  async *listResults(): AsyncIterable<StoredEntry> {
+    for (const jobId of await readdir(join(this.#root, 'results'))) {
+      const dir = join(this.#root, 'results', jobId);
+      const stats = await this.#stat(dir);
+      if (stats === undefined) continue;
+      let sizeBytes = 0;
+      let storedAtMs = stats.mtimeMs;
+      for (const file of await readdir(dir).catch(() => [])) {
+        const fileStats = await this.#stat(join(dir, file));
+        sizeBytes += fileStats?.size ?? 0;
+        storedAtMs = Math.max(storedAtMs, fileStats?.mtimeMs ?? 0);
+      }
+      yield { name: jobId, sizeBytes, storedAtMs };
+    }
+  }
+
+  async deleteResult(jobId: string): Promise<void> {
+    await rm(join(this.#root, 'results', jobId), { recursive: true, force: true });
+  }
+
   #blobPath(sha256: string): string {
     return join(this.#root, 'sha256', sha256);
   }
@@ -235,8 +285,12 @@ export class FsBlobStore implements BlobStore {
   }
 
   async #size(path: string): Promise<number | undefined> {
+    return (await this.#stat(path))?.size;
+  }
+
+  async #stat(path: string): Promise<Stats | undefined> {
     try {
-      return (await stat(path)).size;
+      return await stat(path);
     } catch (error) {
       if (isErrno(error, 'ENOENT')) return undefined;
       throw error;

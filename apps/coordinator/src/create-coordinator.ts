@@ -22,6 +22,8 @@ import { LaneQueues } from './lane-queues.js';
 import { LaneRegistry } from './lane-registry.js';
 import { publishLimits } from './limits-publisher.js';
 import { CoordinatorMetrics } from './metrics.js';
+import { DEFAULT_RETENTION, type RetentionSettings } from './retention/retention-settings.js';
+import { RetentionSweeper } from './retention/retention-sweeper.js';
 import { RolloutService } from './rollout-service.js';
 import { collectRoutes, type RouteInfo } from './route-table.js';
 import { registerBlobRoutes } from './routes/blob-routes.js';
@@ -53,6 +55,8 @@ export interface CoordinatorOptions {
   readonly blobStore?: BlobStore;
   /** The model cards requests are checked against (default: the shipped cards). */
   readonly cards?: CardRegistry;
+  /** What is kept how long (default DEFAULT_RETENTION; README "Retention"). */
+  readonly retention?: Partial<RetentionSettings>;
 }
 
 /** A built coordinator: the fastify app, its route table, and its lifecycle. */
@@ -129,6 +133,19 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   app.addHook('onRoute', docQueueBoardRoutes);
   const routes = collectRoutes(app);
   const cards = options.cards ?? DEFAULT_CARD_REGISTRY;
+  const retention: RetentionSettings = { ...DEFAULT_RETENTION, ...options.retention };
+  const rollouts = new RolloutService({
+    redis,
+    keys,
+    limits,
+    cards,
+    queues,
+    lanes,
+    capacity: new FleetCapacity({ fleet, redis, keys }),
+    weights,
+    retention,
+    logger,
+  });
   const services: CoordinatorServices = {
     redis,
     keys,
@@ -141,20 +158,21 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     lanes,
     fleet,
     weights,
-    rollouts: new RolloutService({
-      redis,
-      keys,
-      limits,
-      cards,
-      queues,
-      lanes,
-      capacity: new FleetCapacity({ fleet, redis, keys }),
-      weights,
-      logger,
-    }),
+    rollouts,
     jobs: new JobStatusReader(queues, blobs, fleetLimits),
     events: new JobEvents(redis, logger),
     metrics,
+    retention: new RetentionSweeper({
+      redis,
+      keys,
+      blobs,
+      queues,
+      lanes,
+      fleet,
+      rollouts,
+      settings: retention,
+      logger,
+    }),
     routes,
   };
 
@@ -184,6 +202,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
         // First: long-polling requests answer at once, so the server's drain is not held up.
         ['job events', () => services.events.close()],
         ['http server', () => closeHttp(app)],
+        ['retention sweeper', () => services.retention.close()],
         ['lane queues', () => queues.close()],
         ['blob store', () => blobs.close()],
         ['redis', () => quitRedis(redis)],
@@ -220,6 +239,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     logger.info({ enforced: limits, fleet: published.limits }, 'limits published');
     await blobs.init();
     const url = await app.listen({ port, host });
+    services.retention.start();
     logger.info({ url, prefix: keys.prefix, auth: auth.enabled }, 'coordinator listening');
     return url;
   };

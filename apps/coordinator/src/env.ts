@@ -2,6 +2,7 @@ import { FlowfleetError } from '@flowfleet/errors';
 import { resolveLimits, type Limits } from '@flowfleet/protocol';
 import { z } from 'zod';
 import type { CoordinatorTokens } from './auth.js';
+import { DEFAULT_RETENTION, type RetentionSettings } from './retention/retention-settings.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -38,6 +39,13 @@ export const coordinatorEnvSchema = z.object({
   FLOWFLEET_MAX_PROMPT_CHARS: positiveInt,
   FLOWFLEET_MAX_BODY_BYTES: positiveInt,
   FLOWFLEET_MAX_BLOB_BYTES: positiveInt,
+  // Retention (DEFAULT_RETENTION when unset; README "Retention").
+  FLOWFLEET_JOB_RETENTION_SECONDS: positiveInt,
+  FLOWFLEET_JOBS_KEPT: positiveInt,
+  FLOWFLEET_RESULT_RETENTION_SECONDS: positiveInt,
+  FLOWFLEET_WEIGHT_VERSIONS_KEPT: positiveInt,
+  FLOWFLEET_WEIGHT_GRACE_SECONDS: z.coerce.number().int().min(0).optional(),
+  FLOWFLEET_RETENTION_SWEEP_MS: z.coerce.number().int().min(100).optional(),
 });
 
 const TOKEN_VARIABLES = [
@@ -81,6 +89,19 @@ export function limitsFromEnv(env: CoordinatorEnv): Limits {
     maxBodyBytes: env.FLOWFLEET_MAX_BODY_BYTES,
     maxBlobBytes: env.FLOWFLEET_MAX_BLOB_BYTES,
   });
+}
+
+/** The retention the environment asks for (unset bounds keep DEFAULT_RETENTION's). */
+export function retentionFromEnv(env: CoordinatorEnv): RetentionSettings {
+  const d = DEFAULT_RETENTION;
+  return {
+    jobRetentionSeconds: env.FLOWFLEET_JOB_RETENTION_SECONDS ?? d.jobRetentionSeconds,
+    jobsKept: env.FLOWFLEET_JOBS_KEPT ?? d.jobsKept,
+    resultRetentionSeconds: env.FLOWFLEET_RESULT_RETENTION_SECONDS ?? d.resultRetentionSeconds,
+    weightVersionsKept: env.FLOWFLEET_WEIGHT_VERSIONS_KEPT ?? d.weightVersionsKept,
+    weightGraceSeconds: env.FLOWFLEET_WEIGHT_GRACE_SECONDS ?? d.weightGraceSeconds,
+    sweepIntervalMs: env.FLOWFLEET_RETENTION_SWEEP_MS ?? d.sweepIntervalMs,
+  };
 }
 
 /** The role tokens, or null when auth is explicitly off. */

@@ -6,6 +6,8 @@ export interface CoordinatorKeys extends FleetKeys {
   readonly deadWorkers: string;
   /** Set: every component that was ever synced (so metrics need no SCAN). */
   readonly weightComponents: string;
+  /** String with a TTL: held by the coordinator running a retention sweep. */
+  readonly retentionLock: string;
   /** String with a TTL: the sha256 of the request an enqueue's Idempotency-Key was first sent with. */
   idempotencyKey(key: string): string;
 }
@@ -20,6 +22,7 @@ export function coordinatorKeys(prefix: string): CoordinatorKeys {
     ...shared,
     deadWorkers: `${shared.tag}:dead-workers`,
     weightComponents: `${shared.tag}:weight-components`,
+    retentionLock: `${shared.tag}:retention-lock`,
     idempotencyKey: (key: string) => `${shared.tag}:idem:${fleetKeyPart('idempotency key', key)}`,
   };
 }

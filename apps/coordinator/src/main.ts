@@ -3,7 +3,13 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import { pino } from 'pino';
 import { createCoordinator } from './create-coordinator.js';
-import { limitsFromEnv, parseCoordinatorEnv, tokensFromEnv, type CoordinatorEnv } from './env.js';
+import {
+  limitsFromEnv,
+  parseCoordinatorEnv,
+  retentionFromEnv,
+  tokensFromEnv,
+  type CoordinatorEnv,
+} from './env.js';
 
 /** Exit code for a bad environment (distinct from a failed start-up). */
 const EXIT_BAD_ENV = 2;
@@ -50,6 +56,7 @@ async function main(): Promise<void> {
     logger,
     limits: limitsFromEnv(env),
     heartbeatTtlMs: env.FLOWFLEET_HEARTBEAT_TTL_MS,
+    retention: retentionFromEnv(env),
   });
 
   let stopping = false;

@@ -10,6 +10,7 @@ import type { CoordinatorKeys } from './keys.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
 import type { CoordinatorMetrics } from './metrics.js';
+import type { RetentionSweeper } from './retention/retention-sweeper.js';
 import type { RolloutService } from './rollout-service.js';
 import type { RouteInfo } from './route-table.js';
 import type { WeightRegistry } from './weight-registry.js';
@@ -35,6 +36,8 @@ export interface CoordinatorServices {
   /** Wakes long-polling status requests from the lanes' job events. */
   readonly events: JobEvents;
   readonly metrics: CoordinatorMetrics;
+  /** Bounds jobs, results and weight versions (one sweep per interval across the fleet). */
+  readonly retention: RetentionSweeper;
   /** The route table as the server registered it. */
   readonly routes: readonly RouteInfo[];
 }
