@@ -35,8 +35,9 @@ const { values: args } = parseArgs({
     'kill-every': { type: 'string', default: '20' },
     'sample-every': { type: 'string', default: '5' },
     'sync-every': { type: 'string', default: '8' },
-    inflight: { type: 'string', default: '4' },
+    round: { type: 'string', default: '6' },
     retention: { type: 'string', default: '15' },
+    'versions-kept': { type: 'string', default: '2' },
     out: { type: 'string' },
   },
 });
@@ -46,7 +47,8 @@ const WORKERS = Math.max(2, Number(args.workers));
 const KILL_EVERY_S = Number(args['kill-every']);
 const SAMPLE_EVERY_S = Number(args['sample-every']);
 const SYNC_EVERY_S = Number(args['sync-every']);
-const INFLIGHT = Number(args.inflight);
+/** Rollouts per round (each round is fenced to one weight version). */
+const ROUND = Number(args.round);
 /** Job and result retention (s); weight versions kept: 2, grace 5 s, a sweep every 3 s. */
 const RETENTION_S = Number(args.retention);
 const SWEEP_MS = 3_000;
@@ -74,7 +76,7 @@ await runBench(async (teardown) => {
       FLOWFLEET_HEARTBEAT_TTL_MS: '3000',
       FLOWFLEET_JOB_RETENTION_SECONDS: String(RETENTION_S),
       FLOWFLEET_RESULT_RETENTION_SECONDS: String(RETENTION_S),
-      FLOWFLEET_WEIGHT_VERSIONS_KEPT: '2',
+      FLOWFLEET_WEIGHT_VERSIONS_KEPT: args['versions-kept'],
       FLOWFLEET_WEIGHT_GRACE_SECONDS: '5',
       FLOWFLEET_RETENTION_SWEEP_MS: String(SWEEP_MS),
     },
@@ -125,7 +127,7 @@ await runBench(async (teardown) => {
   const versionBytes = await sync();
 
   // The lane's completions, counted per job: a job completed twice is a duplicate.
-  const first = await ledger.submitOne();
+  const first = await ledger.submitOne(version);
   const redisUrl = new URL(redisServer.url);
   const events = new QueueEvents(first.lane, {
     connection: { host: redisUrl.hostname, port: Number(redisUrl.port) },
@@ -159,10 +161,6 @@ await runBench(async (teardown) => {
       () => void sample().catch((e: unknown) => console.error('sample', e)),
       SAMPLE_EVERY_S * 1000,
     ),
-    setInterval(() => {
-      syncs += 1;
-      void sync().catch((e: unknown) => console.error('sync', e));
-    }, SYNC_EVERY_S * 1000),
     // The first worker is never killed: its RSS is one continuous series. The others take turns.
     setInterval(() => {
       const id = ids[1 + (kills % (ids.length - 1))]!;
@@ -172,7 +170,20 @@ await runBench(async (teardown) => {
     }, KILL_EVERY_S * 1000),
   ];
   teardown.add('timers', async () => timers.forEach(clearInterval));
-  await ledger.flow(INFLIGHT, () => Date.now() < endAt);
+  let lastSyncAt = Date.now();
+  await ledger.rounds(
+    ROUND,
+    () => Date.now() < endAt,
+    async () => {
+      // A new version once per --sync-every seconds, between rounds (as a trainer pushes one).
+      if (Date.now() - lastSyncAt >= SYNC_EVERY_S * 1000) {
+        await sync();
+        syncs += 1;
+        lastSyncAt = Date.now();
+      }
+      return version;
+    },
+  );
   timers.forEach(clearInterval);
   await sample();
   const outcome = await ledger.drain(90_000);
@@ -189,7 +200,7 @@ await runBench(async (teardown) => {
     steadyFromS: STEADY_FROM_S,
     retention: {
       jobAndResultSeconds: RETENTION_S,
-      weightVersionsKept: 2,
+      weightVersionsKept: Number(args['versions-kept']),
       graceSeconds: 5,
       sweepMs: SWEEP_MS,
     },

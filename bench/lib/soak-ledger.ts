@@ -25,13 +25,15 @@ export interface LedgerOutcome {
 /** Seeds cycle through a small set so every (seed, version) is computed several times. */
 const SEEDS = 6;
 
-function rollout(seed: number): Parameters<FlowfleetClient['enqueueRollouts']>[0] {
+/** One rollout fenced to exactly `version` (on-policy, as a FlowGRPO round is). */
+function rollout(seed: number, version: number): Parameters<FlowfleetClient['enqueueRollouts']>[0] {
   return {
     model: 'wan21-mini',
     prompt: 'a red fox in the snow',
     seeds: [seed],
     steps: 2,
     shape: { frames: 1, height: 8, width: 8 },
+    weights: { dit: { exact: version } },
   };
 }
 
@@ -59,10 +61,10 @@ export class SoakLedger {
     this.#completions.set(jobId, (this.#completions.get(jobId) ?? 0) + 1);
   }
 
-  /** Enqueues one rollout (tracked until it ends); resolves with its id and lane. */
-  async submitOne(): Promise<{ id: string; lane: string }> {
+  /** Enqueues one rollout on `version` (tracked until it ends); resolves with its id and lane. */
+  async submitOne(version: number): Promise<{ id: string; lane: string }> {
     const seed = 1 + (this.#serial++ % SEEDS);
-    const enqueued = await this.#client.enqueueRollouts(rollout(seed));
+    const enqueued = await this.#client.enqueueRollouts(rollout(seed, version));
     this.#accepted += 1;
     const job: Accepted = { id: enqueued.id, seed };
     this.#pending.set(
@@ -72,14 +74,15 @@ export class SoakLedger {
     return enqueued;
   }
 
-  /** Keeps `inflight` rollouts outstanding while `go()` holds. */
-  async flow(inflight: number, go: () => boolean): Promise<void> {
+  /**
+   * Runs rounds while `go()` holds, as a trainer does: `before()` (a weight sync when one is due)
+   * resolves the version, then `size` rollouts fenced to it, then waits for all of them.
+   */
+  async rounds(size: number, go: () => boolean, before: () => Promise<number>): Promise<void> {
     while (go()) {
-      if (this.#pending.size < inflight) {
-        await this.submitOne();
-        continue;
-      }
-      await Promise.race(this.#pending.values());
+      const version = await before();
+      for (let i = 0; i < size; i++) await this.submitOne(version);
+      await Promise.allSettled(this.#pending.values());
     }
   }
 
@@ -99,10 +102,13 @@ export class SoakLedger {
   }
 
   async #follow(job: Accepted): Promise<void> {
-    const status = await this.#client.waitFor(job.id, { timeoutMs: 600_000 });
-    if (status.status !== 'completed') {
+    let status: Awaited<ReturnType<FlowfleetClient['waitFor']>>;
+    try {
+      status = await this.#client.waitFor(job.id, { timeoutMs: 600_000 });
+    } catch (error) {
+      // A failed job (waitFor throws for it) is lost to the trainer: counted, never hidden.
       this.#failed += 1;
-      console.error(`soak: job ${job.id} ended ${status.status}: ${JSON.stringify(status.error)}`);
+      console.error(`soak: job ${job.id} did not complete: ${(error as Error).message}`);
       return;
     }
     const bytes = await this.#client.getResultBytes(job.id);
