@@ -1,6 +1,7 @@
 // npm run soak -- --minutes M: a long run of a local fleet (redis-server, the coordinator and
-// workers as the production processes) with rollouts flowing, a weight sync every few seconds and
-// a worker SIGKILLed (and restarted) every K seconds, under short retention settings. Every S
+// workers as the production processes) with rounds of rollouts fenced to one weight version, a
+// new version synced between rounds every few seconds and a worker SIGKILLed (and restarted)
+// every K seconds, under short retention settings. Every S
 // seconds it samples the RSS of every process, Redis used_memory and key count, and the blob
 // store's bytes; once retention has kicked in it fits a slope to each. It reports accepted,
 // completed, lost, duplicated and mismatched jobs, prints a table and writes bench/results/soak.json
