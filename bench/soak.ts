@@ -80,6 +80,7 @@ await runBench(async (teardown) => {
       FLOWFLEET_WEIGHT_VERSIONS_KEPT: args['versions-kept'],
       FLOWFLEET_WEIGHT_GRACE_SECONDS: '5',
       FLOWFLEET_RETENTION_SWEEP_MS: String(SWEEP_MS),
+      FLOWFLEET_EVENTS_MAX_LEN: '2000',
     },
   });
   teardown.add('coordinator', () => coordinator.stop('SIGTERM'));
@@ -153,6 +154,7 @@ await runBench(async (teardown) => {
     values['redis.usedMemory'] = figures.usedMemoryBytes;
     values['redis.keys'] = figures.keys;
     values['blobStore.bytes'] = await directoryBytes(blobDir);
+    values['redis.laneEvents'] = await redis.xlen(`{${prefix}}:bull:${first.lane}:events`);
     values['jobs.completed'] = ledger.completed;
     samples.push({ t: round(elapsedS(), 1), values });
   };
@@ -204,6 +206,7 @@ await runBench(async (teardown) => {
       weightVersionsKept: Number(args['versions-kept']),
       graceSeconds: 5,
       sweepMs: SWEEP_MS,
+      eventsMaxLen: 2000,
     },
     series,
   };

@@ -166,7 +166,11 @@ describe('retention sweeps', () => {
           const swept = await sweep(fleet)();
           removedResults += swept.removedResults;
           removedJobs += swept.removedJobs;
-          return removedResults >= 3 ? true : undefined;
+          // A result is stored just before its job completes: the job may outlive it by a sweep.
+          const gone = await Promise.all(
+            finished.map(async ({ id }) => !(await rollouts.exists(id))),
+          );
+          return removedResults >= 3 && gone.every(Boolean) ? true : undefined;
         },
         'sweeps to remove the finished jobs’ results',
         15_000,

@@ -95,7 +95,8 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     connectionName: 'flowfleet-coordinator',
   });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  const queues = new LaneQueues(redis, keys.bullPrefix, logger);
+  const retention: RetentionSettings = { ...DEFAULT_RETENTION, ...options.retention };
+  const queues = new LaneQueues(redis, keys.bullPrefix, logger, retention.eventsMaxLen);
   const blobs = options.blobStore ?? new FsBlobStore(options.blobDir);
   const fleet = new FleetReader({
     redis,
@@ -133,7 +134,6 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   app.addHook('onRoute', docQueueBoardRoutes);
   const routes = collectRoutes(app);
   const cards = options.cards ?? DEFAULT_CARD_REGISTRY;
-  const retention: RetentionSettings = { ...DEFAULT_RETENTION, ...options.retention };
   const rollouts = new RolloutService({
     redis,
     keys,

@@ -46,6 +46,7 @@ export const coordinatorEnvSchema = z.object({
   FLOWFLEET_WEIGHT_VERSIONS_KEPT: positiveInt,
   FLOWFLEET_WEIGHT_GRACE_SECONDS: z.coerce.number().int().min(0).optional(),
   FLOWFLEET_RETENTION_SWEEP_MS: z.coerce.number().int().min(100).optional(),
+  FLOWFLEET_EVENTS_MAX_LEN: z.coerce.number().int().min(100).optional(),
 });
 
 const TOKEN_VARIABLES = [
@@ -100,6 +101,7 @@ export function retentionFromEnv(env: CoordinatorEnv): RetentionSettings {
     resultRetentionSeconds: env.FLOWFLEET_RESULT_RETENTION_SECONDS ?? d.resultRetentionSeconds,
     weightVersionsKept: env.FLOWFLEET_WEIGHT_VERSIONS_KEPT ?? d.weightVersionsKept,
     weightGraceSeconds: env.FLOWFLEET_WEIGHT_GRACE_SECONDS ?? d.weightGraceSeconds,
+    eventsMaxLen: env.FLOWFLEET_EVENTS_MAX_LEN ?? d.eventsMaxLen,
     sweepIntervalMs: env.FLOWFLEET_RETENTION_SWEEP_MS ?? d.sweepIntervalMs,
   };
 }

@@ -31,12 +31,15 @@ export class LaneQueues {
   readonly #connection: Redis;
   readonly #prefix: string;
   readonly #logger: Logger;
+  readonly #eventsMaxLen: number;
   #closed = false;
 
-  constructor(connection: Redis, prefix: string, logger: Logger) {
+  /** `eventsMaxLen`: the cap of each lane's BullMQ event stream (BullMQ trims it to about this). */
+  constructor(connection: Redis, prefix: string, logger: Logger, eventsMaxLen = 10_000) {
     this.#connection = connection;
     this.#prefix = prefix;
     this.#logger = logger;
+    this.#eventsMaxLen = eventsMaxLen;
   }
 
   /** The queue of `lane` (created on first use). */
@@ -44,7 +47,12 @@ export class LaneQueues {
     if (this.#closed) throw new Error('LaneQueues is closed');
     let queue = this.#queues.get(lane);
     if (queue === undefined) {
-      queue = new Queue(lane, { connection: this.#connection, prefix: this.#prefix });
+      queue = new Queue(lane, {
+        connection: this.#connection,
+        prefix: this.#prefix,
+        // Written to the lane's meta key, where BullMQ's scripts (workers' too) read the cap.
+        streams: { events: { maxLen: this.#eventsMaxLen } },
+      });
       queue.on('error', (error) => this.#logger.error({ err: error, lane }, 'lane queue error'));
       this.#queues.set(lane, queue);
     }

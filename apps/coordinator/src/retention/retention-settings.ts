@@ -16,6 +16,8 @@ export interface RetentionSettings {
    * worker may still be fetching it, a trainer may be about to sync it.
    */
   readonly weightGraceSeconds: number;
+  /** Each lane's BullMQ event stream is trimmed to about this many entries (BullMQ's default). */
+  readonly eventsMaxLen: number;
   /** How often one coordinator of the fleet sweeps (the others skip while it holds the lock). */
   readonly sweepIntervalMs: number;
 }
@@ -27,5 +29,6 @@ export const DEFAULT_RETENTION: RetentionSettings = Object.freeze({
   resultRetentionSeconds: 7 * 24 * 3600,
   weightVersionsKept: 4,
   weightGraceSeconds: 600,
+  eventsMaxLen: 10_000,
   sweepIntervalMs: 60_000,
 });
