@@ -70,6 +70,10 @@ function observedBlobStore(blobDir: string, onResultStored: ResultStoredListener
       return written;
     },
     openResult: (jobId, file) => inner.openResult(jobId, file),
+    listBlobs: () => inner.listBlobs(),
+    deleteBlob: (sha256) => inner.deleteBlob(sha256),
+    listResults: () => inner.listResults(),
+    deleteResult: (jobId) => inner.deleteResult(jobId),
     close: () => inner.close(),
   };
 }

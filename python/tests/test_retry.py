@@ -244,7 +244,7 @@ def test_backoff_doubles_to_its_cap_with_jitter_in_half_to_one() -> None:
 
 
 def test_which_failures_are_retryable() -> None:
-    for status in (408, 429, 502, 503, 504):
+    for status in (408, 429, 502, 503, 504, 507):
         assert is_retryable_failure(status, True) and not is_retryable_failure(status, False)
     for status in (400, 404, 409, 413, 500, 501):
         assert not is_retryable_failure(status, True)

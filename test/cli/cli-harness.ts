@@ -2,6 +2,7 @@
 // a child process (node + tsx + the source condition, exactly what `npm run flowfleet` runs),
 // follow a child's output line by line, and check pids.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -124,6 +125,19 @@ export function spawnCli(
 }
 
 /** True while `pid` exists. */
+/**
+ * True while `pid` runs: a zombie counts as gone (an orphan's new parent here, PID 1, may never
+ * reap it, and a zombie holds nothing but its pid).
+ */
+export function isRunning(pid: number): boolean {
+  if (!isAlive(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -7,7 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initWeights, saveWeightsFile, wan21MiniCard } from '@flowfleet/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isAlive, runInProcess, spawnCli, waitFor, type CliChild } from './cli-harness.js';
+import {
+  isAlive,
+  isRunning,
+  runInProcess,
+  spawnCli,
+  waitFor,
+  type CliChild,
+} from './cli-harness.js';
 
 interface Ready {
   event: 'ready';
@@ -17,6 +24,7 @@ interface Ready {
   redis: { kind: string; url: string; pid: number };
   coordinator: { pid: number };
   workers: { id: string; pid: number }[];
+  reaper: { pid: number };
 }
 
 const START_MS = 90_000;
@@ -120,7 +128,12 @@ describe('flowfleet up', () => {
   });
 
   it('stops workers, coordinator and redis on SIGINT and exits 0 without orphans', async () => {
-    const pids = [ready.redis.pid, ready.coordinator.pid, ...ready.workers.map((w) => w.pid)];
+    const pids = [
+      ready.redis.pid,
+      ready.coordinator.pid,
+      ...ready.workers.map((w) => w.pid),
+      ready.reaper.pid,
+    ];
     up.child.kill('SIGINT');
     expect(await up.exited).toBe(0);
     expect(JSON.parse(up.stdout.filter((l) => l.trim() !== '').at(-1) ?? '{}')).toEqual({
@@ -128,7 +141,7 @@ describe('flowfleet up', () => {
       exitCode: 0,
     });
     await waitFor(
-      () => pids.every((pid) => !isAlive(pid)),
+      () => pids.every((pid) => !isRunning(pid)),
       'the fleet processes to be gone',
       5_000,
     );

@@ -15,6 +15,7 @@ import {
   type WorkerHeartbeat,
   type WorkerManifest,
 } from '@flowfleet/protocol';
+import type { RedisClient } from '@flowfleet/redis';
 import { Redis } from 'ioredis';
 import { uniquePrefix } from '../harness/redis-server.js';
 
@@ -132,7 +133,7 @@ export function fakeManifest(
  * heartbeat with a TTL (the worker is live while that key exists).
  */
 export async function registerFakeWorker(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   manifest: WorkerManifest,
   heartbeatTtlMs = 60_000,

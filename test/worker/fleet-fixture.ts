@@ -97,12 +97,16 @@ export async function startTestFleet(
   redisUrl: string,
   name: string,
   coordinatorOverrides: Partial<
-    Pick<CoordinatorOptions, 'cards' | 'limits' | 'scalingClasses' | 'redisMode' | 'prefix'>
+    Pick<
+      CoordinatorOptions,
+      'cards' | 'limits' | 'scalingClasses' | 'redisMode' | 'prefix' | 'blobDir' | 'retention'
+    >
   > = {},
 ): Promise<TestFleet> {
   const redisMode = coordinatorOverrides.redisMode ?? 'standalone';
   const prefix = coordinatorOverrides.prefix ?? uniquePrefix(name);
-  const blobDir = await mkdtemp(join(tmpdir(), 'flowfleet-fleet-'));
+  const blobDir =
+    coordinatorOverrides.blobDir ?? (await mkdtemp(join(tmpdir(), 'flowfleet-fleet-')));
   const build = (): Coordinator =>
     createCoordinator({
       redisUrl,

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { link, mkdir, open, rename, stat } from 'node:fs/promises';
+import { createReadStream, type Stats } from 'node:fs';
+import { link, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { FlowfleetError } from '@flowfleet/errors';
@@ -12,7 +12,7 @@ import {
   writeBlobDigest,
   type BlobDigest,
 } from './blob-digest.js';
-import { hashFile, isErrno, removeFile, syncDirectory } from './store-files.js';
+import { hashFile, isErrno, removeFile, syncDirectory, whileStoreHasSpace } from './store-files.js';
 
 /** Bytes to store: a request stream, or chunks already in memory. */
 export type ByteSource = AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
@@ -38,6 +38,15 @@ export interface OpenedObject {
   readonly stream: Readable;
 }
 
+/** A stored blob or job's results, as retention sees it. */
+export interface StoredEntry {
+  /** The blob's sha256, or the job id. */
+  readonly name: string;
+  readonly sizeBytes: number;
+  /** When it was last written (epoch ms). */
+  readonly storedAtMs: number;
+}
+
 /** A byte range `[start, end]` (inclusive, as HTTP ranges are) inside an object. */
 export interface ByteRange {
   readonly start: number;
@@ -53,7 +62,8 @@ export interface BlobStore {
   init(): Promise<void>;
   /**
    * Stores `source` under its sha256.
-   * @throws FlowfleetError `API_BLOB_TOO_LARGE` past `maxBytes` (nothing is kept).
+   * @throws FlowfleetError `API_BLOB_TOO_LARGE` past `maxBytes`, `API_BLOB_STORE_FULL` when the
+   *   store has no space left (nothing is kept either way).
    */
   putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject>;
   /** The size of a blob, or undefined when absent. */
@@ -73,7 +83,8 @@ export interface BlobStore {
   /**
    * Stores a job's result file once; the same bytes again are a no-op.
    * @throws FlowfleetError `API_RESULT_CONFLICT` when different bytes are already stored,
-   * `API_BLOB_TOO_LARGE` past `maxBytes`.
+   * `API_BLOB_TOO_LARGE` past `maxBytes`, `API_BLOB_STORE_FULL` when the store has no space left
+   * (nothing partial is kept).
    */
   putResult(
     jobId: string,
@@ -83,6 +94,14 @@ export interface BlobStore {
   ): Promise<ResultWrite>;
   /** Opens a job's result file, or undefined when absent. */
   openResult(jobId: string, file: ResultFile): Promise<OpenedObject | undefined>;
+  /** Every stored blob (for retention; in no particular order). */
+  listBlobs(): AsyncIterable<StoredEntry>;
+  /** Deletes a blob and its digest; an absent one is fine. */
+  deleteBlob(sha256: string): Promise<void>;
+  /** Every job with stored results, its files' total size and the last write (for retention). */
+  listResults(): AsyncIterable<StoredEntry>;
+  /** Deletes a job's result files; absent ones are fine. */
+  deleteResult(jobId: string): Promise<void>;
   /** Releases what the store holds (threads, connections). Idempotent. */
   close(): Promise<void>;
 }
@@ -113,18 +132,22 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject> {
+  putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject> {
+    return whileStoreHasSpace('a blob', () => this.#putBlob(source, maxBytes));
+  }
+
+  async #putBlob(source: ByteSource, maxBytes: number): Promise<StoredObject> {
     const temp = await this.#receive(source, maxBytes, true);
-    // The digest first: a blob under its name always has one (a digest without its blob, after a
-    // crash between the two, is harmless: the next upload of those bytes writes both again).
     try {
+      // The digest first: a blob under its name always has one (a digest without its blob, after
+      // a crash between the two, is harmless: the next upload of those bytes writes both again).
       if (temp.digest !== undefined) await this.#writeDigest(temp.digest);
+      // Same content, same name: renaming over an existing copy is harmless and atomic.
+      await rename(temp.path, this.#blobPath(temp.sha256));
     } catch (error) {
       await removeFile(temp.path);
       throw error;
     }
-    // Same content, same name: renaming over an existing copy is harmless and atomic.
-    await rename(temp.path, this.#blobPath(temp.sha256));
     // The name is durable only once its directory is: a sync may name this blob next.
     await syncDirectory(join(this.#root, 'sha256'));
     return { sha256: temp.sha256, sizeBytes: temp.sizeBytes };
@@ -139,7 +162,11 @@ export class FsBlobStore implements BlobStore {
     return this.#open(this.#blobPath(sha256), range);
   }
 
-  async blobDigest(sha256: string): Promise<BlobDigest | undefined> {
+  blobDigest(sha256: string): Promise<BlobDigest | undefined> {
+    return whileStoreHasSpace(`the digest of blob ${sha256}`, () => this.#blobDigest(sha256));
+  }
+
+  async #blobDigest(sha256: string): Promise<BlobDigest | undefined> {
     const path = this.#blobPath(sha256);
     if ((await this.#size(path)) === undefined) return undefined;
     const kept = await readBlobDigest(this.#digestPath(sha256), sha256);
@@ -149,7 +176,18 @@ export class FsBlobStore implements BlobStore {
     return digest;
   }
 
-  async putResult(
+  putResult(
+    jobId: string,
+    file: ResultFile,
+    source: ByteSource,
+    maxBytes: number,
+  ): Promise<ResultWrite> {
+    return whileStoreHasSpace(`the ${file} of job ${jobId}`, () =>
+      this.#putResult(jobId, file, source, maxBytes),
+    );
+  }
+
+  async #putResult(
     jobId: string,
     file: ResultFile,
     source: ByteSource,
@@ -193,6 +231,39 @@ export class FsBlobStore implements BlobStore {
     return this.#open(this.#resultPath(jobId, file));
   }
 
+  async *listBlobs(): AsyncIterable<StoredEntry> {
+    for (const name of await readdir(join(this.#root, 'sha256'))) {
+      const stats = await this.#stat(this.#blobPath(name));
+      if (stats !== undefined) yield { name, sizeBytes: stats.size, storedAtMs: stats.mtimeMs };
+    }
+  }
+
+  async deleteBlob(sha256: string): Promise<void> {
+    // The blob first: a digest without its blob is harmless (see putBlob), the reverse is not.
+    await removeFile(this.#blobPath(sha256));
+    await removeFile(this.#digestPath(sha256));
+  }
+
+  async *listResults(): AsyncIterable<StoredEntry> {
+    for (const jobId of await readdir(join(this.#root, 'results'))) {
+      const dir = join(this.#root, 'results', jobId);
+      const stats = await this.#stat(dir);
+      if (stats === undefined) continue;
+      let sizeBytes = 0;
+      let storedAtMs = stats.mtimeMs;
+      for (const file of await readdir(dir).catch(() => [])) {
+        const fileStats = await this.#stat(join(dir, file));
+        sizeBytes += fileStats?.size ?? 0;
+        storedAtMs = Math.max(storedAtMs, fileStats?.mtimeMs ?? 0);
+      }
+      yield { name: jobId, sizeBytes, storedAtMs };
+    }
+  }
+
+  async deleteResult(jobId: string): Promise<void> {
+    await rm(join(this.#root, 'results', jobId), { recursive: true, force: true });
+  }
+
   #blobPath(sha256: string): string {
     return join(this.#root, 'sha256', sha256);
   }
@@ -214,8 +285,12 @@ export class FsBlobStore implements BlobStore {
   }
 
   async #size(path: string): Promise<number | undefined> {
+    return (await this.#stat(path))?.size;
+  }
+
+  async #stat(path: string): Promise<Stats | undefined> {
     try {
-      return (await stat(path)).size;
+      return await stat(path);
     } catch (error) {
       if (isErrno(error, 'ENOENT')) return undefined;
       throw error;

@@ -22,6 +22,8 @@ import { LaneQueues } from './lane-queues.js';
 import { LaneRegistry } from './lane-registry.js';
 import { publishLimits } from './limits-publisher.js';
 import { CoordinatorMetrics } from './metrics.js';
+import { DEFAULT_RETENTION, type RetentionSettings } from './retention/retention-settings.js';
+import { RetentionSweeper } from './retention/retention-sweeper.js';
 import { RolloutService } from './rollout-service.js';
 import { collectRoutes, type RouteInfo } from './route-table.js';
 import type { ScalingClasses } from './scaling-config.js';
@@ -68,6 +70,8 @@ export interface CoordinatorOptions {
   readonly cards?: CardRegistry;
   /** Autoscaling bounds per device class (`FLOWFLEET_SCALING_CLASSES`); default 0..32 for all. */
   readonly scalingClasses?: ScalingClasses;
+  /** What is kept how long (default DEFAULT_RETENTION; README "Retention"). */
+  readonly retention?: Partial<RetentionSettings>;
 }
 
 /** A built coordinator: the fastify app, its route table, and its lifecycle. */
@@ -109,7 +113,8 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     connectionName: 'flowfleet-coordinator',
   });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  const queues = new LaneQueues(redis, keys.laneBullPrefix, logger);
+  const retention: RetentionSettings = { ...DEFAULT_RETENTION, ...options.retention };
+  const queues = new LaneQueues(redis, keys.laneBullPrefix, logger, retention.eventsMaxLen);
   const blobs = options.blobStore ?? new FsBlobStore(options.blobDir);
   const fleet = new FleetReader({
     redis,
@@ -147,6 +152,18 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   app.addHook('onRoute', docQueueBoardRoutes);
   const routes = collectRoutes(app);
   const cards = options.cards ?? DEFAULT_CARD_REGISTRY;
+  const rollouts = new RolloutService({
+    redis,
+    keys,
+    limits,
+    cards,
+    queues,
+    lanes,
+    capacity: new FleetCapacity({ fleet, redis, keys }),
+    weights,
+    retention,
+    logger,
+  });
   const services: CoordinatorServices = {
     redis,
     keys,
@@ -159,17 +176,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     lanes,
     fleet,
     weights,
-    rollouts: new RolloutService({
-      redis,
-      keys,
-      limits,
-      cards,
-      queues,
-      lanes,
-      capacity: new FleetCapacity({ fleet, redis, keys }),
-      weights,
-      logger,
-    }),
+    rollouts,
     jobs: new JobStatusReader(queues, blobs, fleetLimits),
     events: new JobEvents(redis, logger),
     metrics,
@@ -178,6 +185,17 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
       keys,
       logger,
       ...(options.scalingClasses !== undefined ? { classes: options.scalingClasses } : {}),
+    }),
+    retention: new RetentionSweeper({
+      redis,
+      keys,
+      blobs,
+      queues,
+      lanes,
+      fleet,
+      rollouts,
+      settings: retention,
+      logger,
     }),
     routes,
   };
@@ -208,6 +226,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
         // First: long-polling requests answer at once, so the server's drain is not held up.
         ['job events', () => services.events.close()],
         ['http server', () => closeHttp(app)],
+        ['retention sweeper', () => services.retention.close()],
         ['lane queues', () => queues.close()],
         ['blob store', () => blobs.close()],
         ['redis', () => quitRedis(redis)],
@@ -244,6 +263,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     logger.info({ enforced: limits, fleet: published.limits }, 'limits published');
     await blobs.init();
     const url = await app.listen({ port, host });
+    services.retention.start();
     logger.info({ url, prefix: keys.prefix, auth: auth.enabled }, 'coordinator listening');
     return url;
   };

@@ -4,6 +4,7 @@ import { RedisModeSchema } from '@flowfleet/redis';
 import { z } from 'zod';
 import type { CoordinatorTokens } from './auth.js';
 import { ScalingClassesJsonSchema } from './scaling-config.js';
+import { DEFAULT_RETENTION, type RetentionSettings } from './retention/retention-settings.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -34,6 +35,8 @@ export const coordinatorEnvSchema = z.object({
   FLOWFLEET_HEARTBEAT_TTL_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
   FLOWFLEET_REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   FLOWFLEET_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  // `1`: shut down when stdin closes (`flowfleet up` holds it open, so its death stops this child).
+  FLOWFLEET_EXIT_WITH_PARENT: z.enum(['0', '1']).default('0'),
   // Edge limits (protocol DEFAULT_LIMITS when unset).
   FLOWFLEET_MAX_STEPS: positiveInt,
   FLOWFLEET_MAX_GROUP_SIZE: positiveInt,
@@ -43,6 +46,14 @@ export const coordinatorEnvSchema = z.object({
   FLOWFLEET_MAX_BLOB_BYTES: positiveInt,
   // Autoscaling bounds per device class (JSON; see README "Scaling"); unset: 0..32 for every class.
   FLOWFLEET_SCALING_CLASSES: ScalingClassesJsonSchema.optional(),
+  // Retention (DEFAULT_RETENTION when unset; README "Retention").
+  FLOWFLEET_JOB_RETENTION_SECONDS: positiveInt,
+  FLOWFLEET_JOBS_KEPT: positiveInt,
+  FLOWFLEET_RESULT_RETENTION_SECONDS: positiveInt,
+  FLOWFLEET_WEIGHT_VERSIONS_KEPT: positiveInt,
+  FLOWFLEET_WEIGHT_GRACE_SECONDS: z.coerce.number().int().min(0).optional(),
+  FLOWFLEET_RETENTION_SWEEP_MS: z.coerce.number().int().min(100).optional(),
+  FLOWFLEET_EVENTS_MAX_LEN: z.coerce.number().int().min(100).optional(),
 });
 
 const TOKEN_VARIABLES = [
@@ -86,6 +97,20 @@ export function limitsFromEnv(env: CoordinatorEnv): Limits {
     maxBodyBytes: env.FLOWFLEET_MAX_BODY_BYTES,
     maxBlobBytes: env.FLOWFLEET_MAX_BLOB_BYTES,
   });
+}
+
+/** The retention the environment asks for (unset bounds keep DEFAULT_RETENTION's). */
+export function retentionFromEnv(env: CoordinatorEnv): RetentionSettings {
+  const d = DEFAULT_RETENTION;
+  return {
+    jobRetentionSeconds: env.FLOWFLEET_JOB_RETENTION_SECONDS ?? d.jobRetentionSeconds,
+    jobsKept: env.FLOWFLEET_JOBS_KEPT ?? d.jobsKept,
+    resultRetentionSeconds: env.FLOWFLEET_RESULT_RETENTION_SECONDS ?? d.resultRetentionSeconds,
+    weightVersionsKept: env.FLOWFLEET_WEIGHT_VERSIONS_KEPT ?? d.weightVersionsKept,
+    weightGraceSeconds: env.FLOWFLEET_WEIGHT_GRACE_SECONDS ?? d.weightGraceSeconds,
+    eventsMaxLen: env.FLOWFLEET_EVENTS_MAX_LEN ?? d.eventsMaxLen,
+    sweepIntervalMs: env.FLOWFLEET_RETENTION_SWEEP_MS ?? d.sweepIntervalMs,
+  };
 }
 
 /** The role tokens, or null when auth is explicitly off. */

@@ -9,6 +9,7 @@ import type {
   FastifyRequest,
 } from 'fastify';
 import type { RouteDoc } from './route-table.js';
+import { STORE_FULL_RETRY_AFTER_SECONDS } from './store-files.js';
 import { RequestValidationError, type RequestPart } from './zod-type-provider.js';
 
 /** Fastify's own request errors, mapped onto coded API errors. */
@@ -102,7 +103,8 @@ export function asCodedError(
 /**
  * Installs the error envelope `{code, message, details}` for every failure and a coded 404 for
  * unknown routes. Defects are logged with their stack and answered `INTERNAL_ERROR` (or their own
- * 5xx code); Redis being away is a 503 `API_REDIS_UNAVAILABLE` with `Retry-After`.
+ * 5xx code); Redis being away is a 503 `API_REDIS_UNAVAILABLE` with `Retry-After`, a full blob store a 507
+ * `API_BLOB_STORE_FULL` with one.
  */
 export function installErrorHandling(app: FastifyInstance, redis: RedisState): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
@@ -119,8 +121,14 @@ export function installErrorHandling(app: FastifyInstance, redis: RedisState): v
         'a different result was refused',
       );
     } else request.log.info({ code: body.code }, 'request rejected');
-    // An upload cut short at its limit leaves bytes unread on the socket: do not reuse it.
-    if (body.code === 'API_BLOB_TOO_LARGE') void reply.header('connection', 'close');
+    if (body.code === 'API_BLOB_STORE_FULL') {
+      void reply.header('retry-after', String(STORE_FULL_RETRY_AFTER_SECONDS));
+    }
+    // An upload cut short (at its limit, or by a full disk) leaves bytes unread on the socket: do
+    // not reuse it.
+    if (body.code === 'API_BLOB_TOO_LARGE' || body.code === 'API_BLOB_STORE_FULL') {
+      void reply.header('connection', 'close');
+    }
     return reply.status(status).send(body);
   });
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {

@@ -13,8 +13,12 @@ export type {
   ByteSource,
   OpenedObject,
   ResultWrite,
+  StoredEntry,
   StoredObject,
 } from './blob-store.js';
+export { DEFAULT_RETENTION } from './retention/retention-settings.js';
+export type { RetentionSettings } from './retention/retention-settings.js';
+export type { SweepReport } from './retention/retention-sweeper.js';
 export type { BlobDigest } from './blob-digest.js';
 export { admissionSchema, admitRolloutRequest } from './rollout-admission.js';
 export type { AdmittedRollout } from './rollout-admission.js';

@@ -11,6 +11,8 @@ export interface CoordinatorKeys extends FleetKeys {
    * in that class, so a class scaled to zero still says which lanes it can serve.
    */
   readonly scalingClasses: string;
+  /** String with a TTL: held by the coordinator running a retention sweep. */
+  readonly retentionLock: string;
   /** String with a TTL: the sha256 of the request an enqueue's Idempotency-Key was first sent with. */
   idempotencyKey(key: string): string;
 }
@@ -26,6 +28,7 @@ export function coordinatorKeys(prefix: string): CoordinatorKeys {
     deadWorkers: `${shared.tag}:dead-workers`,
     weightComponents: `${shared.tag}:weight-components`,
     scalingClasses: `${shared.tag}:scaling-classes`,
+    retentionLock: `${shared.tag}:retention-lock`,
     idempotencyKey: (key: string) => `${shared.tag}:idem:${fleetKeyPart('idempotency key', key)}`,
   };
 }

@@ -33,12 +33,20 @@ export class LaneQueues {
   readonly #connection: RedisClient;
   readonly #prefixOf: (lane: string) => string;
   readonly #logger: Logger;
+  readonly #eventsMaxLen: number;
   #closed = false;
 
-  constructor(connection: RedisClient, prefixOf: (lane: string) => string, logger: Logger) {
+  /** `eventsMaxLen`: the cap of each lane's BullMQ event stream (BullMQ trims it to about this). */
+  constructor(
+    connection: RedisClient,
+    prefixOf: (lane: string) => string,
+    logger: Logger,
+    eventsMaxLen = 10_000,
+  ) {
     this.#connection = connection;
     this.#prefixOf = prefixOf;
     this.#logger = logger;
+    this.#eventsMaxLen = eventsMaxLen;
   }
 
   /** The queue of `lane` (created on first use). */
@@ -46,7 +54,12 @@ export class LaneQueues {
     if (this.#closed) throw new Error('LaneQueues is closed');
     let queue = this.#queues.get(lane);
     if (queue === undefined) {
-      queue = new Queue(lane, { connection: this.#connection, prefix: this.#prefixOf(lane) });
+      queue = new Queue(lane, {
+        connection: this.#connection,
+        prefix: this.#prefixOf(lane),
+        // Written to the lane's meta key, where BullMQ's scripts (workers' too) read the cap.
+        streams: { events: { maxLen: this.#eventsMaxLen } },
+      });
       queue.on('error', (error) => this.#logger.error({ err: error, lane }, 'lane queue error'));
       this.#queues.set(lane, queue);
     }

@@ -3,7 +3,13 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import { pino } from 'pino';
 import { createCoordinator } from './create-coordinator.js';
-import { limitsFromEnv, parseCoordinatorEnv, tokensFromEnv, type CoordinatorEnv } from './env.js';
+import {
+  limitsFromEnv,
+  parseCoordinatorEnv,
+  retentionFromEnv,
+  tokensFromEnv,
+  type CoordinatorEnv,
+} from './env.js';
 
 /** Exit code for a bad environment (distinct from a failed start-up). */
 const EXIT_BAD_ENV = 2;
@@ -55,10 +61,11 @@ async function main(): Promise<void> {
       ? { scalingClasses: env.FLOWFLEET_SCALING_CLASSES }
       : {}),
     redisCommandTimeoutMs: env.FLOWFLEET_REDIS_COMMAND_TIMEOUT_MS,
+    retention: retentionFromEnv(env),
   });
 
   let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
+  const stop = (signal: NodeJS.Signals | 'parent-exit'): void => {
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting now');
       process.exit(EXIT_START_FAILED);
@@ -73,6 +80,18 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  if (env.FLOWFLEET_EXIT_WITH_PARENT === '1') {
+    // The parent holds our stdin pipe open and never writes: EOF means it is gone, even when it
+    // was SIGKILLed (Node has no PR_SET_PDEATHSIG). Shut down as on SIGTERM.
+    const parentGone = (): void => {
+      if (!stopping) stop('parent-exit');
+    };
+    process.stdin.once('end', parentGone);
+    process.stdin.once('error', parentGone);
+    process.stdin.resume();
+    // Watching must not keep the process alive once everything else has closed.
+    (process.stdin as { unref?: () => void }).unref?.();
+  }
 
   try {
     await coordinator.start(env.FLOWFLEET_PORT, env.FLOWFLEET_HOST);

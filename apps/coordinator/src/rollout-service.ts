@@ -19,16 +19,11 @@ import type { CoordinatorKeys } from './keys.js';
 import { admissionSchema, admitParsedRolloutRequest } from './rollout-admission.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
+import type { RetentionSettings } from './retention/retention-settings.js';
 import type { WeightRegistry } from './weight-registry.js';
-
-/** How long BullMQ keeps a finished job (its stored result files stay). */
-export const JOB_RETENTION_SECONDS = 7 * 24 * 3600;
 
 /** BullMQ retry policy: at-least-once, a retried attempt reproduces the same trajectory. */
 export const JOB_ATTEMPTS = 3;
-
-/** How long an Idempotency-Key stays bound to the request it was first sent with. */
-export const IDEMPOTENCY_KEY_TTL_SECONDS = JOB_RETENTION_SECONDS;
 
 /** What an Idempotency-Key holds once its enqueue answered: the request's digest and the answer. */
 const IdempotencyRecordSchema = z.object({
@@ -69,6 +64,11 @@ export interface RolloutServiceOptions {
   readonly lanes: LaneRegistry;
   readonly capacity: FleetCapacity;
   readonly weights: WeightRegistry;
+  /**
+   * Finished jobs are kept this long (and at most `jobsKept` per lane and state); an
+   * Idempotency-Key stays bound to its request as long.
+   */
+  readonly retention: Pick<RetentionSettings, 'jobRetentionSeconds' | 'jobsKept'>;
   readonly logger: Logger;
 }
 
@@ -141,7 +141,8 @@ export class RolloutService {
         { details: { lane, requirements, workers: verdicts } },
       );
     }
-    const { lanes, queues, logger } = this.#options;
+    const { lanes, queues, logger, retention } = this.#options;
+    const keep = { age: retention.jobRetentionSeconds, count: retention.jobsKept };
     // The lane record (first use only) goes out before the job on the same connection, so a
     // worker that learns of the lane finds it recorded; both in one round trip.
     await Promise.all([
@@ -150,8 +151,8 @@ export class RolloutService {
         jobId: id,
         attempts: JOB_ATTEMPTS,
         backoff: { type: 'exponential', delay: 1_000 },
-        removeOnComplete: { age: JOB_RETENTION_SECONDS },
-        removeOnFail: { age: JOB_RETENTION_SECONDS },
+        removeOnComplete: keep,
+        removeOnFail: keep,
       }),
     ]);
     logger.info({ jobId: id, lane, eligibleWorkers: capacity.eligible }, 'enqueued a rollout');
@@ -188,7 +189,9 @@ export class RolloutService {
     const { redis, keys } = this.#options;
     const digest = createHash('sha256').update(canonicalJson(request)).digest('hex');
     const redisKey = keys.idempotencyKey(key);
-    const claimed = await redis.set(redisKey, digest, 'EX', IDEMPOTENCY_KEY_TTL_SECONDS, 'NX');
+    // Bound for as long as a finished job is kept (the retention's job age).
+    const ttlSeconds = this.#options.retention.jobRetentionSeconds;
+    const claimed = await redis.set(redisKey, digest, 'EX', ttlSeconds, 'NX');
     if (claimed === 'OK') return { repeat: false, digest };
     const bound = parseIdempotencyRecord(await redis.get(redisKey));
     // Expired between the two calls: the key is free again; the add below is still idempotent.

@@ -10,6 +10,7 @@ import type { CoordinatorKeys } from './keys.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
 import type { CoordinatorMetrics } from './metrics.js';
+import type { RetentionSweeper } from './retention/retention-sweeper.js';
 import type { RolloutService } from './rollout-service.js';
 import type { RouteInfo } from './route-table.js';
 import type { ScalingPlanner } from './scaling-planner.js';
@@ -38,6 +39,8 @@ export interface CoordinatorServices {
   readonly metrics: CoordinatorMetrics;
   /** Scaling hints per device class (`GET /v1/scaling`, the scaling gauges). */
   readonly scaling: ScalingPlanner;
+  /** Bounds jobs, results and weight versions (one sweep per interval across the fleet). */
+  readonly retention: RetentionSweeper;
   /** The route table as the server registered it. */
   readonly routes: readonly RouteInfo[];
 }

@@ -53,6 +53,8 @@ export const workerEnvSchema = z.object({
   FLOWFLEET_POLL_MS: count(10, 60_000).default(DEFAULT_TIMINGS.pollIntervalMs),
   FLOWFLEET_UPLOAD_RETRY_MS: count(0, 3_600_000).default(DEFAULT_TIMINGS.uploadRetryMs),
   FLOWFLEET_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  // `1`: shut down when stdin closes (`flowfleet up` holds it open, so its death stops this child).
+  FLOWFLEET_EXIT_WITH_PARENT: z.enum(['0', '1']).default('0'),
 });
 
 /** The parsed environment. */

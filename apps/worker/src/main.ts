@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const worker = createWorker({ ...options, logger });
 
   let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
+  const stop = (signal: NodeJS.Signals | 'parent-exit'): void => {
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting now');
       process.exit(EXIT_FAILED);
@@ -63,6 +63,18 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  if (env.FLOWFLEET_EXIT_WITH_PARENT === '1') {
+    // The parent holds our stdin pipe open and never writes: EOF means it is gone, even when it
+    // was SIGKILLed (Node has no PR_SET_PDEATHSIG). Shut down as on SIGTERM.
+    const parentGone = (): void => {
+      if (!stopping) stop('parent-exit');
+    };
+    process.stdin.once('end', parentGone);
+    process.stdin.once('error', parentGone);
+    process.stdin.resume();
+    // Watching must not keep the process alive once everything else has closed.
+    (process.stdin as { unref?: () => void }).unref?.();
+  }
 
   try {
     await worker.start();

@@ -5,7 +5,7 @@ const POLICY = { attempts: 10, baseDelayMs: 100, maxDelayMs: 1_000, deadlineMs: 
 
 describe('isRetryableFailure', () => {
   it('retries an idempotent request on network failures, timeouts and "not now" statuses', () => {
-    for (const failure of ['network', 'timeout', 408, 429, 502, 503, 504] as const) {
+    for (const failure of ['network', 'timeout', 408, 429, 502, 503, 504, 507] as const) {
       expect(isRetryableFailure(failure, true)).toBe(true);
     }
   });

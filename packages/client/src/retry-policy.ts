@@ -32,14 +32,17 @@ export interface RetryEvent {
   readonly error: FlowfleetError;
 }
 
-/** Statuses that say "not now": a proxy, an overloaded or restarting coordinator, a slow body. */
-const RETRY_STATUSES: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
+/**
+ * Statuses that say "not now": a proxy, an overloaded or restarting coordinator, a slow body, a
+ * blob store that is full (507: space comes back as retention frees it or an operator acts).
+ */
+const RETRY_STATUSES: ReadonlySet<number> = new Set([408, 429, 502, 503, 504, 507]);
 
 /**
  * Whether a failed try is sent again. `failure` is `network` (no connection, reset, cut answer),
  * `timeout` (the try passed its timeoutMs), or an answer's HTTP status. An idempotent request
  * (reads, content-addressed uploads, the create-once result upload, an enqueue carrying its
- * Idempotency-Key) is retried on network failures, timeouts and 408/429/502/503/504; any request
+ * Idempotency-Key) is retried on network failures, timeouts and 408/429/502/503/504/507; any request
  * is retried when it provably never left (`unsent`: connection refused, name not resolved).
  * Never retried: other 4xx (the request is wrong), 500 and other 5xx (a defect or a permanent
  * refusal answers the same again), an answer too large, an abort.

@@ -230,6 +230,12 @@ export const ERROR_CODES = {
     httpStatus: 413,
     summary: 'An upload (blob or result file) exceeds its size limit; nothing is kept.',
   },
+  API_BLOB_STORE_FULL: {
+    source: 'coordinator',
+    httpStatus: 507,
+    summary:
+      'The blob store has no space left (ENOSPC, EDQUOT); nothing of the upload was kept. Retry after Retry-After seconds (workers do, within their upload retry bound) or free space / lower the retention.',
+  },
   API_RANGE_NOT_SATISFIABLE: {
     source: 'coordinator',
     httpStatus: 416,

@@ -72,6 +72,7 @@ export function fleetDescription(fleet: LocalFleet): Record<string, unknown> {
     },
     coordinator: { pid: fleet.coordinatorPid },
     workers: fleet.workers.map((w) => ({ id: w.id, pid: w.pid })),
+    ...(fleet.reaperPid === undefined ? {} : { reaper: { pid: fleet.reaperPid } }),
   };
 }
 

@@ -23,6 +23,8 @@ function shared(common: FleetEnvCommon): NodeJS.ProcessEnv {
     REDIS_URL: common.redisUrl,
     FLOWFLEET_PREFIX: common.prefix,
     FLOWFLEET_LOG_LEVEL: common.logLevel,
+    // The children exit when the CLI dies, even by SIGKILL (their stdin pipe closes).
+    FLOWFLEET_EXIT_WITH_PARENT: '1',
   };
 }
 

@@ -11,6 +11,7 @@ import { freePort } from './free-port.js';
 import type { LocalRedis } from '../local-redis/local-redis.js';
 import { describeRedisChoice } from '../local-redis/choose-redis.js';
 import { resolveRedis } from '../local-redis/resolve-redis.js';
+import { OrphanReaper } from './orphan-reaper.js';
 import { ServiceProcess, describeExit, type ServiceExit } from './service-process.js';
 import { waitUntil } from './wait-until.js';
 
@@ -56,6 +57,8 @@ export interface LocalFleet {
   readonly prefix: string;
   readonly blobDir: string;
   readonly coordinatorPid: number;
+  /** The orphan reaper's pid: it cleans up if this process dies without `close()`. */
+  readonly reaperPid?: number;
   readonly workers: readonly {
     readonly id: string;
     readonly service: string;
@@ -95,6 +98,7 @@ function spawnApp(
     args: launch.args,
     cwd: launch.cwd,
     env,
+    stdinPipe: true,
     ...(onLog === undefined ? {} : { onLine: (text) => onLog(service, parseLogLine(text)) }),
   });
 }
@@ -152,6 +156,8 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
   let redis: LocalRedis | undefined;
   let blobDir: string | undefined;
   let closing: Promise<void> | undefined;
+  // Cleans up after this process if it dies without close() (SIGKILL): see OrphanReaper.
+  const reaper = OrphanReaper.start();
 
   const close = (): Promise<void> => {
     closing ??= settle([
@@ -160,6 +166,7 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
       async () => services.find((s) => s.name === 'coord')?.stop(COORDINATOR_STOP_MS),
       async () => redis?.stop(),
       async () => blobDir !== undefined && rm(blobDir, { recursive: true, force: true }),
+      async () => reaper.release(),
     ]);
     return closing;
   };
@@ -181,8 +188,14 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
               }),
           }),
     });
+    if (redis.kind === 'redis-server') {
+      // redis-server cannot watch its parent: the reaper stops it after the apps are gone.
+      reaper.terminate(redis.pid);
+      if (redis.dir !== undefined) reaper.remove(redis.dir);
+    }
     signal?.throwIfAborted();
     blobDir = await mkdtemp(join(tmpdir(), 'flowfleet-blobs-'));
+    reaper.remove(blobDir);
     const port = options.port ?? (await freePort());
     const url = `http://127.0.0.1:${port}`;
     const common = {
@@ -199,6 +212,7 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
       onLog,
     );
     services.push(coordinator);
+    reaper.awaitExit(coordinator.pid);
     const client = FlowfleetClient.create({
       baseUrl: url,
       token: tokens.trainer,
@@ -243,6 +257,7 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
       });
       const child = spawnApp('worker', service, env, onLog);
       services.push(child);
+      reaper.awaitExit(child.pid);
       return { id, service, child };
     });
 
@@ -281,6 +296,7 @@ export async function startLocalFleet(options: LocalFleetOptions = {}): Promise<
       prefix,
       blobDir: localBlobDir,
       coordinatorPid: coordinator.pid ?? -1,
+      ...(reaper.pid === undefined ? {} : { reaperPid: reaper.pid }),
       workers: workers.map((w) => ({ id: w.id, service: w.service, pid: w.child.pid ?? -1 })),
       unexpectedExit,
       client: () => FlowfleetClient.create({ baseUrl: url, token: tokens.trainer }),

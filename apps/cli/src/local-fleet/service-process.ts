@@ -9,6 +9,11 @@ export interface ServiceSpawnOptions {
   readonly args: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
   readonly cwd?: string;
+  /**
+   * Give the child a stdin pipe that is never written: it closes when this process dies, however
+   * it dies, so a child started with `FLOWFLEET_EXIT_WITH_PARENT=1` shuts down then. Default false.
+   */
+  readonly stdinPipe?: boolean;
   /** Called with every output line (stdout and stderr), without the newline. */
   readonly onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
 }
@@ -42,10 +47,12 @@ export class ServiceProcess {
     const child = spawn(options.command, [...options.args], {
       env: options.env ?? process.env,
       cwd: options.cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.stdinPipe === true ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       detached: true,
     });
     this.#child = child;
+    // A child that exits first leaves a broken pipe behind: nothing is ever written to it.
+    child.stdin?.on('error', () => undefined);
     this.exited = new Promise((resolve) => {
       child.once('error', (error) => {
         if (child.pid === undefined) {

@@ -20,7 +20,7 @@ export function registerBlobRoutes(app: FastifyInstance, services: CoordinatorSe
           roles: ['trainer'],
           summary: 'Upload a blob (raw bytes); answers its sha256 content address',
           consumes: 'binary',
-          errors: ['API_BLOB_TOO_LARGE', 'API_UNSUPPORTED_MEDIA_TYPE'],
+          errors: ['API_BLOB_TOO_LARGE', 'API_BLOB_STORE_FULL', 'API_UNSUPPORTED_MEDIA_TYPE'],
         },
       },
       handler: async (request, reply) => {

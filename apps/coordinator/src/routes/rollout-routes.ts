@@ -174,6 +174,7 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
             'API_JOB_NOT_FOUND',
             'API_RESULT_CONFLICT',
             'API_BLOB_TOO_LARGE',
+            'API_BLOB_STORE_FULL',
             'API_UNSUPPORTED_MEDIA_TYPE',
           ],
           usesRedis: true,
