@@ -93,7 +93,9 @@ export interface TestFleet {
 export async function startTestFleet(
   redisUrl: string,
   name: string,
-  coordinatorOverrides: Partial<Pick<CoordinatorOptions, 'cards' | 'limits'>> = {},
+  coordinatorOverrides: Partial<
+    Pick<CoordinatorOptions, 'cards' | 'limits' | 'egressBytesPerSecond'>
+  > = {},
 ): Promise<TestFleet> {
   const prefix = uniquePrefix(name);
   const blobDir = await mkdtemp(join(tmpdir(), 'flowfleet-fleet-'));

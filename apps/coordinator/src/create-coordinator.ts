@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { FlowfleetError } from '@flowfleet/errors';
 import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
-import { DEFAULT_LIMITS, FleetLimits, type Limits } from '@flowfleet/protocol';
+import { DEFAULT_LIMITS, EgressBucket, FleetLimits, type Limits } from '@flowfleet/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
@@ -53,6 +53,8 @@ export interface CoordinatorOptions {
   readonly blobStore?: BlobStore;
   /** The model cards requests are checked against (default: the shipped cards). */
   readonly cards?: CardRegistry;
+  /** One cap on the bytes all blob downloads send per second (a token bucket); default none. */
+  readonly egressBytesPerSecond?: number;
 }
 
 /** A built coordinator: the fastify app, its route table, and its lifecycle. */
@@ -130,6 +132,10 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   const routes = collectRoutes(app);
   const cards = options.cards ?? DEFAULT_CARD_REGISTRY;
   const services: CoordinatorServices = {
+    egress:
+      options.egressBytesPerSecond === undefined
+        ? undefined
+        : new EgressBucket(options.egressBytesPerSecond),
     redis,
     keys,
     limits,

@@ -36,6 +36,8 @@ export const coordinatorEnvSchema = z.object({
   FLOWFLEET_MAX_PROMPT_CHARS: positiveInt,
   FLOWFLEET_MAX_BODY_BYTES: positiveInt,
   FLOWFLEET_MAX_BLOB_BYTES: positiveInt,
+  /** The coordinator's egress cap on blob downloads (a token bucket; unset: no cap). */
+  FLOWFLEET_EGRESS_BYTES_PER_S: positiveInt,
 });
 
 const TOKEN_VARIABLES = [

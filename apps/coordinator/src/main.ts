@@ -50,6 +50,9 @@ async function main(): Promise<void> {
     logger,
     limits: limitsFromEnv(env),
     heartbeatTtlMs: env.FLOWFLEET_HEARTBEAT_TTL_MS,
+    ...(env.FLOWFLEET_EGRESS_BYTES_PER_S === undefined
+      ? {}
+      : { egressBytesPerSecond: env.FLOWFLEET_EGRESS_BYTES_PER_S }),
   });
 
   let stopping = false;
