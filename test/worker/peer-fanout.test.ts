@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { SafetensorsTensor } from '@flowfleet/formats';
 import { initWeights, WAN21_MINI } from '@flowfleet/models';
 import type { TensorData } from '@flowfleet/platform';
+import type { WeightReport } from '@flowfleet/protocol';
 import type { FlowfleetWorker } from '@flowfleet/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
@@ -73,8 +74,8 @@ describe('peer fan-out', () => {
         expect(worker.stats().weights.dit).toBe(1);
         expect(holdsExactly(worker, tensors)).toBe(true);
       }
-      const report = await (await fleet.api('/v1/weights/dit')).json();
-      expect(report.versions['1'].sources[workers[2]!.workerId]).toEqual({
+      const report = (await (await fleet.api('/v1/weights/dit')).json()) as WeightReport;
+      expect(report.versions['1']!.sources[workers[2]!.workerId]).toEqual({
         [workers[1]!.workerId]: acks[workers[2]!.workerId]!.fetchedBytes,
       });
     } finally {
