@@ -130,6 +130,33 @@ function summarise(
   };
 }
 
+/**
+ * Builds the payloads and uploads them once to the shared blob dir (every fleet's coordinator
+ * reads it); the ~560 MB in memory are dropped when this returns.
+ */
+async function uploadPayloads(redisUrl: string, blobDir: string) {
+  const payloads: SyncPayloads = buildSyncPayloads();
+  const uploader = await startBenchCoordinator(redisUrl, benchPrefix('sync-up'), blobDir);
+  try {
+    return {
+      sizes: {
+        full: payloads.full.byteLength,
+        delta: payloads.deltaChangedBytes,
+        lora: payloads.lora.byteLength,
+      },
+      blobs: {
+        full: await upload(uploader, payloads.full),
+        delta: await upload(uploader, payloads.delta),
+        lora: await upload(uploader, payloads.lora),
+      },
+      loraConfig: payloads.loraConfig,
+      loraLayers: payloads.loraLayers,
+    };
+  } finally {
+    await uploader.close();
+  }
+}
+
 /** One (mode, N): a fresh coordinator and workers, then full → delta → LoRA on the delta. */
 async function measureFleet(
   redisUrl: string,
@@ -190,22 +217,7 @@ await runBench(async (teardown) => {
   const blobDir = mkdtempSync(join(tmpdir(), 'ff-sync-blobs-'));
   teardown.add('blob dir', async () => rmSync(blobDir, { recursive: true, force: true }));
 
-  let payloads: SyncPayloads | undefined = buildSyncPayloads();
-  const sizes = {
-    full: payloads.full.byteLength,
-    delta: payloads.deltaChangedBytes,
-    lora: payloads.lora.byteLength,
-  };
-  const loraConfig = payloads.loraConfig;
-  const loraLayers = payloads.loraLayers;
-  const uploader = await startBenchCoordinator(redisServer.url, benchPrefix('sync-up'), blobDir);
-  const blobs = {
-    full: await upload(uploader, payloads.full),
-    delta: await upload(uploader, payloads.delta),
-    lora: await upload(uploader, payloads.lora),
-  };
-  await uploader.close();
-  payloads = undefined; // the blobs are on disk now; free ~560 MB before the fleets start
+  const { sizes, blobs, loraConfig, loraLayers } = await uploadPayloads(redisServer.url, blobDir);
   console.log(
     `egress cap ${RATE / 1e6} MB/s per process; full ${round(sizes.full / 1e6, 1)} MB, ` +
       `delta ${round(sizes.delta / 1e6, 1)} MB changed, LoRA ${round(sizes.lora / 1e6, 1)} MB ` +

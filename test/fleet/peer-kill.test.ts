@@ -62,7 +62,9 @@ async function ackOf(fleet: TestFleet, workerId: string): Promise<SyncAck> {
 describe('a peer killed mid-transfer', () => {
   it('leaves its successors on the new version: they fall back and say so', async () => {
     // 1 MB/s out of the coordinator: the 2.6 MB dit takes seconds to leave it.
-    const fleet = await startTestFleet(server.url, 'peer-kill', { egressBytesPerSecond: 1_000_000 });
+    const fleet = await startTestFleet(server.url, 'peer-kill', {
+      egressBytesPerSecond: 1_000_000,
+    });
     const children: ChildWorker[] = [];
     try {
       const tag = fleet.prefix.slice(-6);
@@ -85,12 +87,16 @@ describe('a peer killed mid-transfer', () => {
 
       // Mid-transfer: the head has verified the tensor at 40 % of the file (it serves it), not the
       // rest; its successor, one chunk behind it, has taken the ranges before that from it.
-      const spans = [...tensors.keys()].map((key) => spanOf(file, key)).sort((a, b) => a.begin - b.begin);
+      const spans = [...tensors.keys()]
+        .map((key) => spanOf(file, key))
+        .sort((a, b) => a.begin - b.begin);
       const dataStart = spans[0]!.begin;
       const mid = spans.find((span) => span.begin >= file.byteLength * 0.4)!;
       await peerServes(plan.chain[0]!.peerUrl, sha256, mid.begin, mid.end);
       await head.stop('SIGKILL');
-      expect(await fleet.redis.hexists(coordinatorKeys(fleet.prefix).acks('dit', 1), head.workerId)).toBe(0);
+      expect(
+        await fleet.redis.hexists(coordinatorKeys(fleet.prefix).acks('dit', 1), head.workerId),
+      ).toBe(0);
 
       const secondAck = await ackOf(fleet, second.workerId);
       const thirdAck = await ackOf(fleet, third.workerId);

@@ -87,7 +87,10 @@ export async function startHostilePeer(
     }
     served += 1;
     const length = Number(match[2]) - Number(match[1]) + 1;
-    response.writeHead(206, { 'content-length': length, 'content-type': 'application/octet-stream' });
+    response.writeHead(206, {
+      'content-length': length,
+      'content-type': 'application/octet-stream',
+    });
     response.end(Buffer.alloc(length, 0x5a));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -93,13 +93,12 @@ describe('peer fan-out', () => {
       const sha256 = await upload(fleet, file);
       await syncOk(fleet, 'dit', { version: 1, sha256 });
       const plan = await planOf(fleet, 'dit', 1);
-      expect(plan.chain.map((peer) => peer.workerId)).toEqual([
-        hostile.workerId,
-        worker!.workerId,
-      ]);
+      expect(plan.chain.map((peer) => peer.workerId)).toEqual([hostile.workerId, worker!.workerId]);
       const ack = (await acksOf(fleet, [worker!], 'dit', 1))[worker!.workerId]!;
       expect(ack.status).toBe('ok');
-      expect(ack.sources).toEqual({ coordinator: file.byteLength - spanOf(file, firstKey(file)).begin });
+      expect(ack.sources).toEqual({
+        coordinator: file.byteLength - spanOf(file, firstKey(file)).begin,
+      });
       expect(ack.fallbackCount).toBe(1);
       expect(ack.fallbacks).toEqual([
         expect.objectContaining({ from: hostile.workerId, code: 'WORKER_PEER_CHUNK_INVALID' }),
@@ -183,7 +182,12 @@ describe('peer fan-out', () => {
 /** The key of the first tensor in the file's data section. */
 function firstKey(file: Uint8Array): string {
   const header = JSON.parse(
-    new TextDecoder().decode(file.subarray(8, 8 + Number(new DataView(file.buffer, file.byteOffset).getBigUint64(0, true)))),
+    new TextDecoder().decode(
+      file.subarray(
+        8,
+        8 + Number(new DataView(file.buffer, file.byteOffset).getBigUint64(0, true)),
+      ),
+    ),
   ) as Record<string, { data_offsets?: [number, number] }>;
   const [key] = Object.entries(header)
     .filter(([name, entry]) => name !== '__metadata__' && entry.data_offsets !== undefined)

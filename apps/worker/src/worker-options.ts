@@ -189,7 +189,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
 }
 
 function checkPeer(peer: PeerServerSettings): PeerServerSettings {
-  if (peer.port !== undefined && (positive('peer.port', peer.port, 0) > 65_535)) {
+  if (peer.port !== undefined && positive('peer.port', peer.port, 0) > 65_535) {
     throw new FlowfleetError('WORKER_INVALID_OPTION', 'peer.port must be at most 65535', {
       details: { option: 'peer.port', value: peer.port },
     });

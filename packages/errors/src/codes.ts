@@ -439,8 +439,7 @@ export const ERROR_CODES = {
   WORKER_PEER_UNAUTHORIZED: {
     source: 'worker',
     httpStatus: 401,
-    summary:
-      "A request to a worker's peer server lacks the fleet's worker bearer token.",
+    summary: "A request to a worker's peer server lacks the fleet's worker bearer token.",
   },
   WORKER_PEER_BAD_REQUEST: {
     source: 'worker',

@@ -29,6 +29,8 @@ describe('EgressBucket', () => {
   });
 
   it('refuses a rate that is not a positive number', () => {
-    expect(() => new EgressBucket(0)).toThrow(expect.objectContaining({ code: 'PROTO_INVALID_REQUEST' }));
+    expect(() => new EgressBucket(0)).toThrow(
+      expect.objectContaining({ code: 'PROTO_INVALID_REQUEST' }),
+    );
   });
 });

@@ -30,7 +30,10 @@ export const FanoutPlanSchema = z.strictObject({
    * verified all of it, so smaller chunks pipeline deeper; a tensor larger than this is a range of
    * its own).
    */
-  chunkBytes: z.int().min(4096).max(64 * 1024 * 1024),
+  chunkBytes: z
+    .int()
+    .min(4096)
+    .max(64 * 1024 * 1024),
   at: TimestampSchema.optional(),
 });
 /** A fan-out plan. */

@@ -41,12 +41,7 @@ export function registerWeightRoutes(app: FastifyInstance, services: Coordinator
       // Every part is validated (path, body) or the store's own (sizes, digests).
       const built = await buildWeightVersion(blobs, cards, component, request.body);
       const { sync } = built;
-      const plan = planFanout(
-        await fleet.liveWorkers(),
-        component,
-        sync.version,
-        sync.sizeBytes,
-      );
+      const plan = planFanout(await fleet.liveWorkers(), component, sync.version, sync.sizeBytes);
       const { previous, streamId } = await weights.sync(built, plan);
       request.log.info(
         {

@@ -84,8 +84,7 @@ export class PeerServer {
     });
     const { port } = server.address() as AddressInfo;
     const wildcard = options.host === '0.0.0.0' || options.host === '::';
-    const url =
-      options.advertiseUrl ?? `http://${wildcard ? hostname() : options.host}:${port}`;
+    const url = options.advertiseUrl ?? `http://${wildcard ? hostname() : options.host}:${port}`;
     return new PeerServer(server, url.replace(/\/+$/, ''), abort);
   }
 

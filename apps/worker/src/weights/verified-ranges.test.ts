@@ -41,7 +41,10 @@ describe('VerifiedRanges', () => {
     );
     const started = Date.now();
     expect(
-      await ranges.waitFor({ sha256: SHA, begin: 64, end: 65 }, { maxWaitMs: 5_000, idleGraceMs: 5_000 }),
+      await ranges.waitFor(
+        { sha256: SHA, begin: 64, end: 65 },
+        { maxWaitMs: 5_000, idleGraceMs: 5_000 },
+      ),
     ).toBeUndefined();
     expect(Date.now() - started).toBeLessThan(1_000);
     ranges.put(SHA, 0, bytes(0, 64));

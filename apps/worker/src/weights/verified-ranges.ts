@@ -158,7 +158,11 @@ export class VerifiedRanges {
       const state = this.state(range);
       const idle = this.#pending.size === 0;
       const limitMs =
-        state === 'pending' ? options.maxWaitMs : idle ? Math.min(options.idleGraceMs, options.maxWaitMs) : 0;
+        state === 'pending'
+          ? options.maxWaitMs
+          : idle
+            ? Math.min(options.idleGraceMs, options.maxWaitMs)
+            : 0;
       if (elapsed >= limitMs || options.signal?.aborted === true) return undefined;
       await this.#changed(limitMs - elapsed, options.signal);
     }
