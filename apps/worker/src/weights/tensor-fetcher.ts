@@ -39,7 +39,10 @@ export interface FetchedTensors {
 
 /** Options of `fetchTensors`. */
 export interface FetchTensorsOptions {
-  /** Contiguous tensors are fetched in one request up to this many bytes (default 64 MiB). */
+  /**
+   * Contiguous tensors are fetched in one request up to this many bytes (default 8 MiB: a request
+   * must finish within the transport timeout, 30 s, on a link shared by many workers).
+   */
   readonly maxRequestBytes?: number;
   readonly signal?: AbortSignal;
   /** For messages: which version the tensors belong to. */
@@ -58,7 +61,7 @@ const DROP_PEER_ON: ReadonlySet<string> = new Set([
   'WORKER_PEER_UNAUTHORIZED',
 ]);
 
-const DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024;
 
 /** Tensors of one shard that lie end to end, fetched as one range. */
 interface RangeRequest {

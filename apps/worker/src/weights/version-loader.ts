@@ -27,7 +27,7 @@ import {
 /** Where a load may take ranges from besides the coordinator, and who watches it (fan-out). */
 export interface LoadVia {
   readonly peers: readonly PeerRangeSource[];
-  /** The plan's chunk size: the most bytes per range request (default 64 MiB). */
+  /** The plan's chunk size: the most bytes per range request (default 8 MiB). */
   readonly maxRequestBytes?: number;
   readonly observer?: FetchObserver;
 }
