@@ -1,139 +1,212 @@
-// bench:sync — weight-sync propagation of a ~16 MiB dit blob to N = 1, 8, 32 in-process workers
-// (each subscribed to the sync channel, cpu backend, serving a no-op card whose dit config makes
-// the blob that size), against the baseline of fetching the same blob once over HTTP from the
-// coordinator and hashing it (sha256) in this process, measured right before every sync.
-// Propagation: from just before POST /v1/weights/dit/sync until every worker's ack is in the
-// acks hash (polled every 2 ms); each worker's own ack time comes from its ack's `at`. Every N
-// gets a fresh coordinator prefix (versions restart at 1) and `BENCH_SYNC_REPS` syncs. A second
-// baseline, N concurrent fetch+hash in this process, is what the in-process fleet's downloads
-// cost without the sync machinery. Prints a table and writes bench/results/sync.json.
-import { createHash } from 'node:crypto';
+// bench:sync — weight-sync propagation under a per-process egress cap (a token bucket, the same
+// one the coordinator's blob route and every worker's peer server pay into), so the
+// coordinator's link is the bottleneck as on a real network. For N = 1, 8, 32 in-process workers
+// (real workers serving a no-op card sized to the payloads: bench/lib/sync-payloads.ts) and
+// three payloads — a 258 MB float32 checkpoint, a ~3 % delta of it, a 42.5 MB rank-32 LoRA
+// adapter on every q/k/v/o — it measures sync-until-every-ack twice in one run: star (peer
+// servers off: every worker fetches from the coordinator) and peer fan-out (the coordinator's
+// pipelined chain). Time: from just before POST /v1/weights/dit/sync until every worker's ack is
+// in the acks hash (polled every 5 ms), each ack `ok`. Baseline: star with N = 1 — one worker
+// receiving the same bytes under the same cap — measured in the same run; the floor bytes/rate
+// is printed beside it. Every (mode, N) gets a fresh coordinator prefix and fresh workers. Prints
+// a table and writes bench/results/sync.json (peerFanoutRatio.n32 = fan-out N = 32 ÷ star N = 1,
+// full checkpoint). Env: BENCH_SYNC_RATE (bytes/s, default 25e6), BENCH_SYNC_WORKERS (1,8,32).
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { freemem, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWan21Config, encodeWeights, initWeights, parameterShapes } from '@flowfleet/models';
-import { FlowfleetClient } from '@flowfleet/client';
-import { fleetKeys, SyncAckSchema } from '@flowfleet/protocol';
-import { verifyWeightsBlob } from '@flowfleet/worker';
+import { createCardRegistry } from '@flowfleet/models';
+import { fleetKeys, SyncAckSchema, type SyncAck } from '@flowfleet/protocol';
 import { Redis } from 'ioredis';
-import { percentile, printTable, round, writeResults } from './lib/bench-report.js';
+import { printTable, round, writeResults } from './lib/bench-report.js';
 import {
-  BENCH_TOKENS,
   benchPrefix,
   closeWorkers,
   startBenchCoordinator,
   startBenchWorkers,
   type BenchCoordinator,
 } from './lib/bench-fleet.js';
-import { noopCard } from './lib/noop-card.js';
 import { startBenchRedis } from './lib/redis-server.js';
+import {
+  buildSyncPayloads,
+  SYNC_CARD,
+  SYNC_CONFIG,
+  type SyncPayloads,
+} from './lib/sync-payloads.js';
 import { runBench } from './lib/teardown.js';
 
-const FLEET_SIZES = (process.env['BENCH_SYNC_WORKERS'] ?? '1,8,32').split(',').map(Number);
-const REPS = Number(process.env['BENCH_SYNC_REPS'] ?? 3);
+const RATE = Number(process.env['BENCH_SYNC_RATE'] ?? 50e6);
+const FLEET_SIZES = (process.env['BENCH_SYNC_WORKERS'] ?? '1,32,8').split(',').map(Number);
+/**
+ * LoRA syncs are measured up to this many workers: 32 in-process workers merging 864 layers each
+ * on two shared cores is a CPU benchmark, not a network one (BENCH_SYNC_LORA_MAX_N).
+ */
+const LORA_MAX_N = Number(process.env['BENCH_SYNC_LORA_MAX_N'] ?? 8);
+const MODES = ['star', 'fanout'] as const;
+const PAYLOADS = ['full', 'delta', 'lora'] as const;
+const ACK_TIMEOUT_MS = 900_000;
 const COMPONENT = 'dit';
-const ACK_TIMEOUT_MS = 120_000;
-const BASELINE_SAMPLES = 3;
-// dim 256, ffn 768, 4 layers: a 16.3 MiB float32 dit (the wan21-mini dit is 2.6 MiB).
-const CONFIG = createWan21Config({ dim: 256, ffnDim: 768, heads: 4, layers: 4 });
-const card = noopCard({ id: 'bench-sync-16m', config: CONFIG });
 
-interface Blob {
-  readonly bytes: Uint8Array;
-  readonly sha256: string;
+type Mode = (typeof MODES)[number];
+type Payload = (typeof PAYLOADS)[number];
+
+interface Measured {
+  readonly mode: Mode;
+  readonly workers: number;
+  readonly payload: Payload;
+  readonly ms: number;
+  /** Bytes each worker fetched (from its acks; the same for all). */
+  readonly fetchedBytes: number;
+  /** Bytes all workers took from the coordinator / from peers. */
+  readonly fromCoordinator: number;
+  readonly fromPeers: number;
+  readonly fallbacks: number;
+  readonly ackP50Ms: number;
 }
 
-interface Rep {
-  /** Median of BASELINE_SAMPLES fetch + sha256 of the blob. */
-  readonly fetchAndHashMs: number;
-  /** sha256 alone of the blob in memory. */
-  readonly hashMs: number;
-  readonly fetchAndVerifyMs: number;
-  readonly propagationMs: number;
-  /** Per worker: from the sync call to its ack's `at` (ms resolution). */
-  readonly ackMs: number[];
-}
-
-const median = (values: readonly number[]): number => percentile(values, 50);
-
-/** One SDK client per coordinator: the transport a worker downloads with (undici). */
-const clients = new WeakMap<BenchCoordinator, FlowfleetClient>();
-
-/** GET the blob as a worker does (the SDK's getBlobBytes, unchecked; the caller hashes). */
-function fetchBlob(coordinator: BenchCoordinator, sha256: string): Promise<Uint8Array> {
-  let client = clients.get(coordinator);
-  if (client === undefined) {
-    client = FlowfleetClient.create({ baseUrl: coordinator.url, token: BENCH_TOKENS.worker });
-    clients.set(coordinator, client);
-  }
-  return client.getBlobBytes(sha256);
-}
-
-/** The baseline: GET the blob from the coordinator as a worker does, and sha256 it. */
-async function fetchAndHash(coordinator: BenchCoordinator, sha256: string): Promise<void> {
-  const bytes = await fetchBlob(coordinator, sha256);
-  if (createHash('sha256').update(bytes).digest('hex') !== sha256) {
-    throw new Error('baseline fetch: sha256 mismatch');
-  }
-}
-
-async function upload(coordinator: BenchCoordinator, blob: Blob): Promise<void> {
+async function upload(coordinator: BenchCoordinator, bytes: Uint8Array): Promise<string> {
   const response = await coordinator.api('/v1/blobs', {
     method: 'PUT',
     headers: { 'content-type': 'application/octet-stream' },
-    body: blob.bytes,
+    body: bytes,
   });
   if (response.status !== 201) throw new Error(`PUT blob: ${response.status}`);
+  return ((await response.json()) as { sha256: string }).sha256;
 }
 
-async function syncOnce(
+async function syncAndWait(
   coordinator: BenchCoordinator,
   redis: Redis,
   workers: number,
   version: number,
-  blob: Blob,
-): Promise<Rep> {
-  // The baseline first, with the same workers idle in this process.
-  const samples: number[] = [];
-  let started: number;
-  for (let i = 0; i < BASELINE_SAMPLES; i++) {
-    started = performance.now();
-    await fetchAndHash(coordinator, blob.sha256);
-    samples.push(performance.now() - started);
-  }
-  started = performance.now();
-  createHash('sha256').update(blob.bytes).digest('hex');
-  const hashMs = performance.now() - started;
-  started = performance.now();
-  const expected = { component: COMPONENT, version, sha256: blob.sha256 };
-  verifyWeightsBlob(
-    await fetchBlob(coordinator, blob.sha256),
-    { ...expected, sizeBytes: blob.bytes.byteLength },
-    parameterShapes(CONFIG),
-  );
-  const fetchAndVerifyMs = performance.now() - started;
-
-  const acks = fleetKeys(coordinator.prefix).acks(COMPONENT, version);
+  body: Record<string, unknown>,
+): Promise<{ ms: number; acks: SyncAck[]; wallStart: number }> {
+  const acksKey = fleetKeys(coordinator.prefix).acks(COMPONENT, version);
   const wallStart = Date.now();
-  started = performance.now();
+  const started = performance.now();
   const response = await coordinator.api(`/v1/weights/${COMPONENT}/sync`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ version, sha256: blob.sha256 }),
+    body: JSON.stringify({ version, ...body }),
   });
-  if (response.status !== 202) throw new Error(`sync: ${response.status} ${await response.text()}`);
-  while ((await redis.hlen(acks)) < workers) {
-    if (performance.now() - started > ACK_TIMEOUT_MS)
-      throw new Error(`acks of v${version} timed out`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
+  if (response.status !== 202) {
+    throw new Error(`sync: ${response.status} ${(await response.text()).slice(0, 500)}`);
   }
-  const propagationMs = performance.now() - started;
-  const ackMs = Object.values(await redis.hgetall(acks)).map((text) => {
-    const ack = SyncAckSchema.parse(JSON.parse(text));
-    if (ack.status !== 'ok') throw new Error(`${ack.workerId} acked ${ack.status}: ${ack.reason}`);
-    return Date.parse(ack.at) - wallStart;
+  while ((await redis.hlen(acksKey)) < workers) {
+    if (performance.now() - started > ACK_TIMEOUT_MS) throw new Error(`v${version} timed out`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const ms = performance.now() - started;
+  const acks = Object.values(await redis.hgetall(acksKey)).map((text) =>
+    SyncAckSchema.parse(JSON.parse(text)),
+  );
+  for (const ack of acks) {
+    if (ack.status !== 'ok') {
+      throw new Error(`${ack.workerId} acked ${ack.status}: ${ack.reason?.slice(0, 500)}`);
+    }
+  }
+  return { ms, acks, wallStart };
+}
+
+function summarise(
+  mode: Mode,
+  workers: number,
+  payload: Payload,
+  run: { ms: number; acks: SyncAck[]; wallStart: number },
+): Measured {
+  const sources = run.acks.map((ack) => ack.sources ?? {});
+  const fromCoordinator = sources.reduce((sum, s) => sum + (s['coordinator'] ?? 0), 0);
+  const all = sources.reduce((sum, s) => sum + Object.values(s).reduce((a, b) => a + b, 0), 0);
+  const ackMs = run.acks.map((ack) => Date.parse(ack.at) - run.wallStart).sort((a, b) => a - b);
+  return {
+    mode,
+    workers,
+    payload,
+    ms: run.ms,
+    fetchedBytes: run.acks[0]?.fetchedBytes ?? 0,
+    fromCoordinator,
+    fromPeers: all - fromCoordinator,
+    fallbacks: run.acks.reduce((sum, ack) => sum + (ack.fallbackCount ?? 0), 0),
+    ackP50Ms: ackMs[Math.floor(ackMs.length / 2)] ?? 0,
+  };
+}
+
+/**
+ * Builds the payloads and uploads them once to the shared blob dir (every fleet's coordinator
+ * reads it); the ~560 MB in memory are dropped when this returns.
+ */
+async function uploadPayloads(redisUrl: string, blobDir: string) {
+  const payloads: SyncPayloads = buildSyncPayloads();
+  const uploader = await startBenchCoordinator(redisUrl, benchPrefix('sync-up'), blobDir);
+  try {
+    return {
+      sizes: {
+        full: payloads.full.byteLength,
+        delta: payloads.deltaChangedBytes,
+        lora: payloads.lora.byteLength,
+      },
+      blobs: {
+        full: await upload(uploader, payloads.full),
+        delta: await upload(uploader, payloads.delta),
+        lora: await upload(uploader, payloads.lora),
+      },
+      loraConfig: payloads.loraConfig,
+      loraLayers: payloads.loraLayers,
+    };
+  } finally {
+    await uploader.close();
+  }
+}
+
+/** One (mode, N): a fresh coordinator and workers, then full → delta → LoRA on the delta. */
+async function measureFleet(
+  redisUrl: string,
+  redis: Redis,
+  blobDir: string,
+  blobs: { full: string; delta: string; lora: string },
+  lora: { config: Record<string, unknown>; layers: number },
+  mode: Mode,
+  workers: number,
+): Promise<Measured[]> {
+  const coordinator = await startBenchCoordinator(
+    redisUrl,
+    benchPrefix(`sync-${mode}${workers}`),
+    blobDir,
+    undefined,
+    createCardRegistry([SYNC_CARD]),
+    RATE,
+  );
+  const fleet = await startBenchWorkers(workers, {
+    redisUrl,
+    coordinator,
+    card: SYNC_CARD,
+    concurrency: 1,
+    peer: mode === 'fanout' ? { host: '127.0.0.1', port: 0 } : false,
+    egressBytesPerSecond: RATE,
+  }).catch(async (error: unknown) => {
+    await coordinator.close();
+    throw error;
   });
-  return { fetchAndHashMs: median(samples), hashMs, fetchAndVerifyMs, propagationMs, ackMs };
+  try {
+    const full = await syncAndWait(coordinator, redis, workers, 1, { sha256: blobs.full });
+    const delta = await syncAndWait(coordinator, redis, workers, 2, { sha256: blobs.delta });
+    const rows = [summarise(mode, workers, 'full', full), summarise(mode, workers, 'delta', delta)];
+    if (workers <= LORA_MAX_N) {
+      const adapter = await syncAndWait(coordinator, redis, workers, 3, {
+        sha256: blobs.lora,
+        lora: { base: 2, config: lora.config, expectLayers: lora.layers },
+      });
+      rows.push(summarise(mode, workers, 'lora', adapter));
+    }
+    for (const row of rows) {
+      console.log(
+        `${mode} n${workers} ${row.payload}: ${round(row.ms, 0)} ms (peers ${round(row.fromPeers / 1e6, 1)} MB, coordinator ${round(row.fromCoordinator / 1e6, 1)} MB, fallbacks ${row.fallbacks})`,
+      );
+    }
+    return rows;
+  } finally {
+    await closeWorkers(fleet);
+    await coordinator.close();
+  }
 }
 
 await runBench(async (teardown) => {
@@ -143,115 +216,91 @@ await runBench(async (teardown) => {
   teardown.add('redis connection', async () => redis.disconnect());
   const blobDir = mkdtempSync(join(tmpdir(), 'ff-sync-blobs-'));
   teardown.add('blob dir', async () => rmSync(blobDir, { recursive: true, force: true }));
-  const blobs: Blob[] = Array.from({ length: REPS }, (_, i) => {
-    const bytes = encodeWeights(initWeights(CONFIG, 1000 + i, 'dit'));
-    return { bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
-  });
-  const sizeMiB = blobs[0]!.bytes.byteLength / 2 ** 20;
+
+  const { sizes, blobs, loraConfig, loraLayers } = await uploadPayloads(redisServer.url, blobDir);
   console.log(
-    `redis-server ${redisServer.version}; dit blob ${round(sizeMiB, 2)} MiB; ` +
-      `fleets of ${FLEET_SIZES.join(', ')} in-process workers; ${REPS} syncs each`,
+    `egress cap ${RATE / 1e6} MB/s per process; full ${round(sizes.full / 1e6, 1)} MB, ` +
+      `delta ${round(sizes.delta / 1e6, 1)} MB changed, LoRA ${round(sizes.lora / 1e6, 1)} MB ` +
+      `(${loraLayers} layers, rank 32); fleets of ${FLEET_SIZES.join(', ')}; ` +
+      `${round(freemem() / 2 ** 30, 1)} GiB free`,
   );
 
-  const rows: { workers: number; reps: Rep[]; parallelFetchAndHashMs: number }[] = [];
+  const rows: Measured[] = [];
   for (const workers of FLEET_SIZES) {
-    const coordinator = await startBenchCoordinator(
-      redisServer.url,
-      benchPrefix(`sync${workers}`),
-      blobDir,
-    );
-    teardown.add(`coordinator (${workers})`, () => coordinator.close());
-    const fleet = await startBenchWorkers(workers, {
-      redisUrl: redisServer.url,
-      coordinator,
-      card,
-      concurrency: 1,
-    });
-    teardown.add(`workers (${workers})`, () => closeWorkers(fleet));
-    for (const blob of blobs) await upload(coordinator, blob);
-    // What N workers' downloads and hashes cost in this one process, without the sync machinery.
-    const parallelStart = performance.now();
-    await Promise.all(
-      Array.from({ length: workers }, () => fetchAndHash(coordinator, blobs[0]!.sha256)),
-    );
-    const parallelFetchAndHashMs = performance.now() - parallelStart;
-    const reps: Rep[] = [];
-    for (const [i, blob] of blobs.entries()) {
-      reps.push(await syncOnce(coordinator, redis, workers, i + 1, blob));
+    for (const mode of MODES) {
+      rows.push(
+        ...(await measureFleet(
+          redisServer.url,
+          redis,
+          blobDir,
+          blobs,
+          { config: loraConfig, layers: loraLayers },
+          mode,
+          workers,
+        )),
+      );
     }
-    rows.push({ workers, reps, parallelFetchAndHashMs });
-    await closeWorkers(fleet);
-    await clients.get(coordinator)?.close();
-    await coordinator.close();
+    // Written after every fleet size, so a long run leaves its figures so far.
+    report(rows, sizes, loraLayers);
   }
+});
 
-  const summary = rows.map(({ workers, reps, parallelFetchAndHashMs }) => {
-    const baseline = median(reps.map((r) => r.fetchAndHashMs));
-    const propagation = median(reps.map((r) => r.propagationMs));
-    const acks = reps.flatMap((r) => r.ackMs);
-    return {
-      workers,
-      propagationMs: propagation,
-      propagationRunsMs: reps.map((r) => round(r.propagationMs, 1)),
-      fetchAndHashMs: baseline,
-      hashMs: median(reps.map((r) => r.hashMs)),
-      fetchAndVerifyMs: median(reps.map((r) => r.fetchAndVerifyMs)),
-      ratio: propagation / baseline,
-      parallelFetchAndHashMs,
-      ratioToParallel: propagation / parallelFetchAndHashMs,
-      ackP50Ms: median(acks),
-      ackMaxMs: Math.max(...acks),
-    };
-  });
-  printTable(
-    summary.map((row) => ({
-      workers: row.workers,
-      'propagation ms (p50)': round(row.propagationMs, 1),
-      'fetch+hash ms': round(row.fetchAndHashMs, 1),
-      ratio: round(row.ratio, 2),
-      'hash ms': round(row.hashMs, 1),
-      'fetch+verify ms': round(row.fetchAndVerifyMs, 1),
-      'N× fetch+hash ms': round(row.parallelFetchAndHashMs, 1),
-      'ratio to N×': round(row.ratioToParallel, 2),
-      'per-worker ack p50 ms': round(row.ackP50Ms, 0),
-      'ack max ms': round(row.ackMaxMs, 0),
-      'propagation per worker ms': round(row.propagationMs / row.workers, 1),
-    })),
-  );
-  const byN = (pick: (row: (typeof summary)[number]) => number, digits = 1) =>
-    Object.fromEntries(summary.map((row) => [`n${row.workers}`, round(pick(row), digits)]));
+/** Prints the table and writes bench/results/sync.json from the rows measured so far. */
+function report(
+  rows: readonly Measured[],
+  sizes: Record<Payload, number>,
+  loraLayers: number,
+): void {
+  const find = (mode: Mode, workers: number, payload: Payload): Measured | undefined =>
+    rows.find((r) => r.mode === mode && r.workers === workers && r.payload === payload);
+  const baseline = (payload: Payload): number => find('star', 1, payload)?.ms ?? Number.NaN;
+  const table = rows.map((row) => ({
+    payload: row.payload,
+    workers: row.workers,
+    mode: row.mode,
+    'ms to every ack': round(row.ms, 0),
+    'ratio to 1 worker': round(row.ms / baseline(row.payload), 2),
+    'floor ms (bytes/rate)': round((sizes[row.payload] / RATE) * 1000, 0),
+    'MB from coordinator': round(row.fromCoordinator / 1e6, 1),
+    'MB from peers': round(row.fromPeers / 1e6, 1),
+    fallbacks: row.fallbacks,
+    'ack p50 ms': round(row.ackP50Ms, 0),
+  }));
+  printTable(table);
+  const ratios = (payload: Payload, mode: Mode) =>
+    Object.fromEntries(
+      FLEET_SIZES.flatMap((n) => {
+        const row = find(mode, n, payload);
+        return row === undefined ? [] : [[`n${n}`, round(row.ms / baseline(payload), 3)]];
+      }),
+    );
   const file = writeResults('sync', {
     figures: {
-      propagationMs: byN((row) => row.propagationMs),
-      fetchAndHashMs: round(
-        median(rows.flatMap((r) => r.reps.map((rep) => rep.fetchAndHashMs))),
-        1,
-      ),
-      fetchAndVerifyMs: round(
-        median(rows.flatMap((r) => r.reps.map((rep) => rep.fetchAndVerifyMs))),
-        1,
-      ),
-      ratioToFetchAndHash: byN((row) => row.ratio, 2),
-      parallelFetchAndHashMs: byN((row) => row.parallelFetchAndHashMs),
-      ratioToParallelFetchAndHash: byN((row) => row.ratioToParallel, 2),
-      hashMs: round(median(rows.flatMap((r) => r.reps.map((rep) => rep.hashMs))), 1),
-      perWorkerAckP50Ms: byN((row) => row.ackP50Ms, 0),
-      ackMaxMs: byN((row) => row.ackMaxMs, 0),
-      blobMiB: round(sizeMiB, 2),
+      peerFanoutRatio: ratios('full', 'fanout'),
+      starRatio: ratios('full', 'star'),
+      loraFanoutRatio: ratios('lora', 'fanout'),
+      loraStarRatio: ratios('lora', 'star'),
+      deltaFanoutRatio: ratios('delta', 'fanout'),
+      deltaStarRatio: ratios('delta', 'star'),
+      baselineMs: Object.fromEntries(PAYLOADS.map((p) => [p, round(baseline(p), 1)])),
+      floorMs: Object.fromEntries(PAYLOADS.map((p) => [p, round((sizes[p] / RATE) * 1000, 1)])),
     },
     setup: {
+      egressBytesPerSecond: RATE,
+      egress:
+        'one token bucket per process role: the coordinator blob route, and each worker peer server (its own bucket)',
       fleetSizes: FLEET_SIZES,
-      syncsPerFleet: REPS,
-      blobBytes: blobs[0]!.bytes.byteLength,
-      config: { dim: CONFIG.dim, ffnDim: CONFIG.ffnDim, layers: CONFIG.layers },
+      loraMaxWorkers: LORA_MAX_N,
+      payloadBytes: sizes,
+      config: { dim: SYNC_CONFIG.dim, ffnDim: SYNC_CONFIG.ffnDim, layers: SYNC_CONFIG.layers },
+      loraRank: 32,
+      loraLayers,
+      order: 'per fleet: full (v1), delta of it (v2), LoRA on v2 (v3)',
+      baseline: 'star with one worker (the same bytes under the same cap), in the same run',
       process:
-        'redis-server in its own process; coordinator, all workers and the baseline in this one',
+        'redis-server in its own process; the coordinator and all workers in this one (2 shared cores)',
     },
-    fleets: summary.map((row) =>
-      Object.fromEntries(
-        Object.entries(row).map(([k, v]) => [k, typeof v === 'number' ? round(v, 2) : v]),
-      ),
-    ),
+    rows: table,
   });
   console.log(`wrote ${file}`);
-});
+}

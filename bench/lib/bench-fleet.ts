@@ -10,7 +10,7 @@ import {
   type ResultFile,
 } from '@flowfleet/coordinator';
 import { createCardRegistry, type CardRegistry, type ModelCard } from '@flowfleet/models';
-import { createWorker, type FlowfleetWorker } from '@flowfleet/worker';
+import { createWorker, type FlowfleetWorker, type WorkerOptions } from '@flowfleet/worker';
 import { Redis } from 'ioredis';
 
 /** Bearer tokens of the bench coordinator (auth on, as in production). */
@@ -89,12 +89,14 @@ export async function startBenchCoordinator(
   blobDir: string,
   onResultStored?: ResultStoredListener,
   cards?: CardRegistry,
+  egressBytesPerSecond?: number,
 ): Promise<BenchCoordinator> {
   const coordinator = createCoordinator({
     redisUrl,
     prefix,
     tokens: BENCH_TOKENS,
     blobDir,
+    ...(egressBytesPerSecond === undefined ? {} : { egressBytesPerSecond }),
     ...(cards === undefined ? {} : { cards }),
     ...(onResultStored === undefined
       ? {}
@@ -133,6 +135,10 @@ export interface BenchWorkerOptions {
   readonly coordinator: BenchCoordinator;
   readonly card: ModelCard;
   readonly concurrency: number;
+  /** Peer servers for fan-out (bench:sync); default off. */
+  readonly peer?: WorkerOptions['peer'];
+  /** Each worker's own egress cap (its peer server's token bucket). */
+  readonly egressBytesPerSecond?: number;
 }
 
 /**
@@ -156,6 +162,10 @@ export async function startBenchWorkers(
       models: [options.card.id],
       concurrency: options.concurrency,
       drainTimeoutMs: 2_000,
+      ...(options.peer === undefined ? {} : { peer: options.peer }),
+      ...(options.egressBytesPerSecond === undefined
+        ? {}
+        : { egressBytesPerSecond: options.egressBytesPerSecond }),
     }),
   );
   const started = await Promise.allSettled(workers.map((worker) => worker.start()));

@@ -13,6 +13,11 @@ export interface NoopCardOptions {
   readonly id: string;
   readonly config: Wan21Config;
   readonly onForward?: ForwardListener;
+  /**
+   * Every worker built from this card shares one copy of each component's initial weights
+   * (version 0), so dozens of in-process workers of a big config fit in memory (bench:sync).
+   */
+  readonly shareInitialWeights?: boolean;
 }
 
 function input(inputs: TensorMap, name: string): TensorData {
@@ -48,8 +53,13 @@ function noopForward(
 }
 
 /** A card with the wan21 structure (dit + text_encoder, the denoise loop) and no-op forwards. */
-export function noopCard({ id, config, onForward }: NoopCardOptions): ModelCard<Wan21Config> {
-  return createWan21Card({
+export function noopCard({
+  id,
+  config,
+  onForward,
+  shareInitialWeights = false,
+}: NoopCardOptions): ModelCard<Wan21Config> {
+  const card = createWan21Card({
     id,
     config,
     factories: {
@@ -62,4 +72,19 @@ export function noopCard({ id, config, onForward }: NoopCardOptions): ModelCard<
     sampling: { steps: 1, shift: 3, guidanceScale: 4.5, noiseLevel: 0.7, sampler: 'sde' },
     latent: { frames: 1, height: 2, width: 2 },
   });
+  if (!shareInitialWeights) return card;
+  return {
+    ...card,
+    components: card.components.map((component) => {
+      const kept = new Map<number, Map<string, TensorData>>();
+      return {
+        ...component,
+        initWeights(seed: number) {
+          let weights = kept.get(seed);
+          if (weights === undefined) kept.set(seed, (weights = component.initWeights(seed)));
+          return weights;
+        },
+      };
+    }),
+  };
 }

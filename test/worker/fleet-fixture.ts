@@ -99,7 +99,14 @@ export async function startTestFleet(
   coordinatorOverrides: Partial<
     Pick<
       CoordinatorOptions,
-      'cards' | 'limits' | 'scalingClasses' | 'redisMode' | 'prefix' | 'blobDir' | 'retention'
+      | 'cards'
+      | 'limits'
+      | 'scalingClasses'
+      | 'redisMode'
+      | 'prefix'
+      | 'blobDir'
+      | 'retention'
+      | 'egressBytesPerSecond'
     >
   > = {},
 ): Promise<TestFleet> {

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { FlowfleetError } from '@flowfleet/errors';
 import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
-import { DEFAULT_LIMITS, FleetLimits, type Limits } from '@flowfleet/protocol';
+import { DEFAULT_LIMITS, EgressBucket, FleetLimits, type Limits } from '@flowfleet/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createRedis, type RedisClient, type RedisMode } from '@flowfleet/redis';
 import { pino, type Logger } from 'pino';
@@ -72,6 +72,8 @@ export interface CoordinatorOptions {
   readonly scalingClasses?: ScalingClasses;
   /** What is kept how long (default DEFAULT_RETENTION; README "Retention"). */
   readonly retention?: Partial<RetentionSettings>;
+  /** One cap on the bytes all blob downloads send per second (a token bucket); default none. */
+  readonly egressBytesPerSecond?: number;
 }
 
 /** A built coordinator: the fastify app, its route table, and its lifecycle. */
@@ -165,6 +167,10 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     logger,
   });
   const services: CoordinatorServices = {
+    egress:
+      options.egressBytesPerSecond === undefined
+        ? undefined
+        : new EgressBucket(options.egressBytesPerSecond),
     redis,
     keys,
     limits,

@@ -54,6 +54,8 @@ export const coordinatorEnvSchema = z.object({
   FLOWFLEET_WEIGHT_GRACE_SECONDS: z.coerce.number().int().min(0).optional(),
   FLOWFLEET_RETENTION_SWEEP_MS: z.coerce.number().int().min(100).optional(),
   FLOWFLEET_EVENTS_MAX_LEN: z.coerce.number().int().min(100).optional(),
+  /** The coordinator's egress cap on blob downloads (a token bucket; unset: no cap). */
+  FLOWFLEET_EGRESS_BYTES_PER_S: positiveInt,
 });
 
 const TOKEN_VARIABLES = [

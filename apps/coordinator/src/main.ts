@@ -62,6 +62,9 @@ async function main(): Promise<void> {
       : {}),
     redisCommandTimeoutMs: env.FLOWFLEET_REDIS_COMMAND_TIMEOUT_MS,
     retention: retentionFromEnv(env),
+    ...(env.FLOWFLEET_EGRESS_BYTES_PER_S === undefined
+      ? {}
+      : { egressBytesPerSecond: env.FLOWFLEET_EGRESS_BYTES_PER_S }),
   });
 
   let stopping = false;

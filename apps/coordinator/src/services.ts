@@ -1,5 +1,5 @@
 import type { CardRegistry } from '@flowfleet/models';
-import type { FleetLimits, Limits } from '@flowfleet/protocol';
+import type { EgressBucket, FleetLimits, Limits } from '@flowfleet/protocol';
 import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { BlobStore } from './blob-store.js';
@@ -28,6 +28,8 @@ export interface CoordinatorServices {
   readonly cards: CardRegistry;
   readonly logger: Logger;
   readonly blobs: BlobStore;
+  /** The egress cap blob downloads pay into (`FLOWFLEET_EGRESS_BYTES_PER_S`), if any. */
+  readonly egress: EgressBucket | undefined;
   readonly queues: LaneQueues;
   readonly lanes: LaneRegistry;
   readonly fleet: FleetReader;

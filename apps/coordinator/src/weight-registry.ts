@@ -2,6 +2,7 @@ import { FlowfleetError } from '@flowfleet/errors';
 import {
   SyncAckSchema,
   WeightVersionRecordSchema,
+  type FanoutPlan,
   type ResolvedWeightRequirement,
   type ResolvedWeightRequirements,
   type SyncStatus,
@@ -21,8 +22,9 @@ import type { BuiltVersion } from './weight-version-builder.js';
  */
 export type VersionStatus = WeightVersionReport['status'];
 
-// KEYS: weights hash, sync stream, components set. ARGV: version, record JSON, sync JSON,
-// channel, stream max length, component, LoRA base version (0: none). Returns
+// KEYS: weights hash, sync stream, components set, fan-out plan. ARGV: version, record JSON, sync
+// JSON, channel, stream max length, component, LoRA base version (0: none), plan JSON, plan TTL
+// (s). The plan is written before the publish, so a worker that hears the sync can read it. Returns
 // {1, previous, streamId}, {0, current} (stale) or {2, current} (the base was never synced).
 const SYNC_SCRIPT = `
 local current = tonumber(redis.call('HGET', KEYS[1], 'current') or '0')
@@ -32,11 +34,14 @@ local base = tonumber(ARGV[7])
 if base > 0 and redis.call('HEXISTS', KEYS[1], 'v:' .. ARGV[7]) == 0 then return {2, current} end
 redis.call('HSET', KEYS[1], 'current', ARGV[1], 'v:' .. ARGV[1], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[6])
+redis.call('SET', KEYS[4], ARGV[8], 'EX', ARGV[9])
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'sync', ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[3])
 return {1, current, id}`;
 
 const SYNC_STREAM_MAX_LENGTH = 10_000;
+/** A fan-out plan outlives its sync by this much (a worker catching up later uses the coordinator). */
+const FANOUT_PLAN_TTL_S = 3_600;
 
 /**
  * Weight versions per component: the atomic sync (check strictly-increasing, record, append to
@@ -53,21 +58,25 @@ export class WeightRegistry {
   }
 
   /**
-   * Records and broadcasts a version (its record in `v:<n>`, its message on the stream and the
-   * channel).
+   * Records and broadcasts a version (its record in `v:<n>`, its fan-out plan, its message on
+   * the stream and the channel).
    * @throws FlowfleetError `API_STALE_VERSION` when the version is not above the current one,
    *   `API_SYNC_BASE_UNKNOWN` when a LoRA version's base was never synced.
    */
-  async sync(built: BuiltVersion): Promise<{ previous: number | null; streamId: string }> {
+  async sync(
+    built: BuiltVersion,
+    plan: FanoutPlan = { chain: [], chunkBytes: 4 * 1024 * 1024 },
+  ): Promise<{ previous: number | null; streamId: string }> {
     const { sync } = built;
     const record = { ...built.record, at: new Date().toISOString() };
     const base = built.record.lora?.base ?? 0;
     const reply = (await this.#redis.eval(
       SYNC_SCRIPT,
-      3,
+      4,
       this.#keys.weights(sync.component),
       this.#keys.syncStream,
       this.#keys.weightComponents,
+      this.#keys.fanout(sync.component, sync.version),
       String(sync.version),
       JSON.stringify(record),
       JSON.stringify(sync),
@@ -75,6 +84,8 @@ export class WeightRegistry {
       String(SYNC_STREAM_MAX_LENGTH),
       sync.component,
       String(base),
+      JSON.stringify({ ...plan, at: record.at }),
+      String(FANOUT_PLAN_TTL_S),
     )) as [number, number, string?];
     const [applied, current, streamId] = reply;
     if (applied === 2) {
@@ -184,6 +195,8 @@ export class WeightRegistry {
       const reasons: Record<string, string> = {};
       const boundLayers: Record<string, number> = {};
       const fetchedBytes: Record<string, number> = {};
+      const sources: Record<string, Record<string, number>> = {};
+      const fallbacks: Record<string, number> = {};
       for (const [workerId, json] of Object.entries(raw)) {
         const ack = SyncAckSchema.safeParse(safeJson(json));
         if (!ack.success || ack.data.version !== version) continue;
@@ -193,6 +206,10 @@ export class WeightRegistry {
         }
         if (ack.data.boundLayers !== undefined) boundLayers[workerId] = ack.data.boundLayers;
         if (ack.data.fetchedBytes !== undefined) fetchedBytes[workerId] = ack.data.fetchedBytes;
+        if (ack.data.sources !== undefined) sources[workerId] = ack.data.sources;
+        if (ack.data.fallbackCount !== undefined && ack.data.fallbackCount > 0) {
+          fallbacks[workerId] = ack.data.fallbackCount;
+        }
       }
       report[String(version)] = {
         sha256: record.sha256,
@@ -206,6 +223,8 @@ export class WeightRegistry {
         reasons,
         boundLayers,
         fetchedBytes,
+        sources,
+        fallbacks,
       };
     });
     return { component, current, versions: report };

@@ -55,6 +55,14 @@ export const workerEnvSchema = z.object({
   FLOWFLEET_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   // `1`: shut down when stdin closes (`flowfleet up` holds it open, so its death stops this child).
   FLOWFLEET_EXIT_WITH_PARENT: z.enum(['0', '1']).default('0'),
+  /** The peer server's port (`0`: ephemeral, the default; `off`: no peer server). */
+  FLOWFLEET_PEER_PORT: z.union([z.literal('off'), count(0, 65_535)]).default(0),
+  FLOWFLEET_PEER_HOST: z.string().min(1).default('0.0.0.0'),
+  FLOWFLEET_PEER_ADVERTISE_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .optional(),
+  /** The peer server's egress cap (a token bucket; unset: no cap). */
+  FLOWFLEET_EGRESS_BYTES_PER_S: count(1, Number.MAX_SAFE_INTEGER).optional(),
 });
 
 /** The parsed environment. */
@@ -122,5 +130,18 @@ export function workerOptionsFromEnv(env: WorkerEnv): WorkerOptions {
     rescanIntervalMs: env.FLOWFLEET_RESCAN_MS,
     pollIntervalMs: env.FLOWFLEET_POLL_MS,
     uploadRetryMs: env.FLOWFLEET_UPLOAD_RETRY_MS,
+    peer:
+      env.FLOWFLEET_PEER_PORT === 'off'
+        ? false
+        : {
+            host: env.FLOWFLEET_PEER_HOST,
+            port: env.FLOWFLEET_PEER_PORT,
+            ...(env.FLOWFLEET_PEER_ADVERTISE_URL === undefined
+              ? {}
+              : { advertiseUrl: env.FLOWFLEET_PEER_ADVERTISE_URL }),
+          },
+    ...(env.FLOWFLEET_EGRESS_BYTES_PER_S === undefined
+      ? {}
+      : { egressBytesPerSecond: env.FLOWFLEET_EGRESS_BYTES_PER_S }),
   };
 }

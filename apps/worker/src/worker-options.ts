@@ -81,14 +81,42 @@ export interface WorkerOptions {
   readonly pollIntervalMs?: number;
   readonly uploadRetryMs?: number;
   readonly weightsWaitMs?: number;
+  /**
+   * The peer server that serves verified weight ranges to other workers (ADR 009); unset or
+   * `false`: off here (the worker process turns it on by default: FLOWFLEET_PEER_PORT).
+   */
+  readonly peer?: PeerServerSettings | false;
+  /** One cap on the bytes per second the peer server sends (a token bucket); default none. */
+  readonly egressBytesPerSecond?: number;
   /** Default: silent. */
   readonly logger?: Logger;
 }
 
+/** Where the peer server listens and what it advertises. */
+export interface PeerServerSettings {
+  /** Bind address (default 0.0.0.0). */
+  readonly host?: string;
+  /** Port (default 0: an ephemeral one). */
+  readonly port?: number;
+  /** The URL peers dial (default `http://<host or hostname>:<bound port>`). */
+  readonly advertiseUrl?: string;
+}
+
 /** WorkerOptions with every default applied. */
 export interface ResolvedWorkerOptions extends Required<
-  Omit<WorkerOptions, 'workerToken' | 'platformFacts' | 'logger' | 'locks' | 'ortThreads'>
+  Omit<
+    WorkerOptions,
+    | 'workerToken'
+    | 'platformFacts'
+    | 'logger'
+    | 'locks'
+    | 'ortThreads'
+    | 'peer'
+    | 'egressBytesPerSecond'
+  >
 > {
+  readonly peer: PeerServerSettings | false;
+  readonly egressBytesPerSecond: number | undefined;
   readonly workerToken: string | undefined;
   readonly platformFacts: PlatformFacts | undefined;
   readonly locks: LockSettings;
@@ -156,5 +184,24 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
       options.weightsWaitMs ?? DEFAULT_TIMINGS.weightsWaitMs,
       0,
     ),
+    peer: options.peer === undefined || options.peer === false ? false : checkPeer(options.peer),
+    egressBytesPerSecond:
+      options.egressBytesPerSecond === undefined
+        ? undefined
+        : positive('egressBytesPerSecond', options.egressBytesPerSecond),
   };
+}
+
+function checkPeer(peer: PeerServerSettings): PeerServerSettings {
+  if (peer.port !== undefined && positive('peer.port', peer.port, 0) > 65_535) {
+    throw new FlowfleetError('WORKER_INVALID_OPTION', 'peer.port must be at most 65535', {
+      details: { option: 'peer.port', value: peer.port },
+    });
+  }
+  if (peer.advertiseUrl !== undefined && !/^https?:\/\/[^/]+/.test(peer.advertiseUrl)) {
+    throw new FlowfleetError('WORKER_INVALID_OPTION', 'peer.advertiseUrl must be an http(s) URL', {
+      details: { option: 'peer.advertiseUrl', value: peer.advertiseUrl },
+    });
+  }
+  return peer;
 }

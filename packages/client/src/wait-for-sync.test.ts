@@ -54,6 +54,8 @@ function source(state: State): SyncStateSource & { limits: (number | undefined)[
           reasons: {},
           boundLayers: {},
           fetchedBytes: {},
+          sources: {},
+          fallbacks: {},
           ...entry,
         };
       }

@@ -448,6 +448,29 @@ export const ERROR_CODES = {
     summary:
       'A synced weights blob failed verification (sha256, size, safetensors layout, tensor names or shapes); the worker stays on its old version and acks refused.',
   },
+  WORKER_PEER_RANGE_UNAVAILABLE: {
+    source: 'worker',
+    httpStatus: 404,
+    summary:
+      "A worker's peer server does not hold (and is not fetching) the verified bytes of the requested blob range, or they did not arrive within its wait bound; the asking worker falls back to its next source.",
+  },
+  WORKER_PEER_CHUNK_INVALID: {
+    source: 'worker',
+    httpStatus: 502,
+    summary:
+      'A peer served bytes of a weights range that fail the manifest digest; they are never adopted and the worker fetches that range from its next source (the coordinator last); named in the ack fallbacks.',
+  },
+  WORKER_PEER_UNAUTHORIZED: {
+    source: 'worker',
+    httpStatus: 401,
+    summary: "A request to a worker's peer server lacks the fleet's worker bearer token.",
+  },
+  WORKER_PEER_BAD_REQUEST: {
+    source: 'worker',
+    httpStatus: 400,
+    summary:
+      "A request to a worker's peer server is not GET /v1/blobs/<sha256> with one bytes=first-last Range.",
+  },
   WORKER_RESULT_UPLOAD_FAILED: {
     source: 'worker',
     httpStatus: 503,

@@ -108,6 +108,10 @@ export const WeightReportSchema = z.object({
       boundLayers: z.record(IdSchema, z.int().min(0)),
       /** Per worker: the bytes it fetched for the version (less than sizeBytes on a delta). */
       fetchedBytes: z.record(IdSchema, z.int().min(0)),
+      /** Per worker: its verified bytes per source (`coordinator` or a peer's id; fan-out). */
+      sources: z.record(IdSchema, z.record(z.string(), z.int().min(0))),
+      /** Per worker that had any: how often it left a source for the next (ack `fallbacks`). */
+      fallbacks: z.record(IdSchema, z.int().min(1)),
     }),
   ),
 });

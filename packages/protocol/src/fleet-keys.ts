@@ -38,6 +38,8 @@ export interface FleetKeys {
   readonly syncChannel: string;
   /** Hash: worker id → SyncAck JSON, for one component version. */
   acks(component: string, version: number): string;
+  /** String with a TTL: the FanoutPlan JSON of one component version (written with its record). */
+  fanout(component: string, version: number): string;
   /**
    * Hash: limit name → decimal integer, the widest limits any coordinator has enforced (each
    * coordinator raises the fields it enforces at start; workers validate jobs with them).
@@ -61,6 +63,15 @@ export function fleetKeyPart(what: string, value: string): string {
   return value;
 }
 
+function versionPart(version: number): number {
+  if (!Number.isSafeInteger(version) || version < 1) {
+    throw new FlowfleetError('PROTO_INVALID_KEY', `a weight version is an integer ≥ 1`, {
+      details: { what: 'version', value: String(version) },
+    });
+  }
+  return version;
+}
+
 /**
  * The key layout under `prefix` (default `ff`).
  * @throws FlowfleetError PROTO_INVALID_KEY when the prefix, a worker id, lane, component or version
@@ -81,13 +92,9 @@ export function fleetKeys(prefix = 'ff'): FleetKeys {
     syncStream: `${tag}:sync`,
     syncChannel: `${tag}:chan:sync`,
     limits: `${tag}:limits`,
-    acks: (component: string, version: number) => {
-      if (!Number.isSafeInteger(version) || version < 1) {
-        throw new FlowfleetError('PROTO_INVALID_KEY', `a weight version is an integer ≥ 1`, {
-          details: { what: 'version', value: String(version) },
-        });
-      }
-      return `${tag}:acks:${fleetKeyPart('component', component)}:${version}`;
-    },
+    acks: (component: string, version: number) =>
+      `${tag}:acks:${fleetKeyPart('component', component)}:${versionPart(version)}`,
+    fanout: (component: string, version: number) =>
+      `${tag}:fanout:${fleetKeyPart('component', component)}:${versionPart(version)}`,
   });
 }

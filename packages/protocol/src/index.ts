@@ -36,6 +36,17 @@ export type { ClassScaling, DeviceClass, Scaling } from './scaling.js';
 export type { Satisfaction } from './manifest-satisfies.js';
 export { SyncAckSchema, WeightSyncSchema, weightSyncSchema } from './weight-sync.js';
 export {
+  COORDINATOR_SOURCE,
+  FANOUT_PEER_SOURCES,
+  FanoutPlanSchema,
+  MAX_ACK_FALLBACKS,
+  fanoutChain,
+  fanoutChunkBytes,
+  fanoutSourcesOf,
+} from './weight-fanout.js';
+export type { FanoutPeer, FanoutPlan, SyncFallback } from './weight-fanout.js';
+export { EgressBucket, throttled } from './egress-bucket.js';
+export {
   LoraRecordSchema,
   MAX_WEIGHT_SHARDS,
   ManifestTensorSchema,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ComponentIdSchema, IdSchema, Sha256Schema, TimestampSchema } from './atoms.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
+import { MAX_ACK_FALLBACKS, SyncFallbackSchema } from './weight-fanout.js';
 import { MAX_WEIGHT_SHARDS } from './weight-record.js';
 
 /**
@@ -58,6 +59,12 @@ export const SyncAckSchema = z
     fetchedBytes: z.int().min(0).optional(),
     /** Tensors it kept from the version it held instead of fetching them. */
     reusedTensors: z.int().min(0).optional(),
+    /** Verified bytes per source (`coordinator` or a peer's worker id; fan-out, ADR 009). */
+    sources: z.record(z.string().min(1), z.int().min(0)).optional(),
+    /** How many times it left a source for the next (a dead peer, bad bytes, a timeout). */
+    fallbackCount: z.int().min(0).optional(),
+    /** The first of those fallbacks, each with the code and reason. */
+    fallbacks: z.array(SyncFallbackSchema).max(MAX_ACK_FALLBACKS).optional(),
     at: TimestampSchema,
   })
   .refine((ack) => ack.status === 'ok' || ack.reason !== undefined, {

@@ -53,6 +53,11 @@ export const WorkerManifestSchema = z.object({
   startedAt: TimestampSchema,
   /** The worker's package version. */
   version: z.string().min(1),
+  /**
+   * Where peers fetch verified weight ranges it holds (`GET <peerUrl>/v1/blobs/:sha256` with
+   * Range; FLOWFLEET_PEER_ADVERTISE_URL); absent when its peer server is off.
+   */
+  peerUrl: z.url({ protocol: /^https?$/ }).optional(),
 });
 /** What a worker registers. */
 export type WorkerManifest = z.infer<typeof WorkerManifestSchema>;

@@ -134,6 +134,8 @@ WEIGHT_REPORT = obj(
                 "base": nullable(COUNT),
                 "boundLayers": map_of(COUNT),
                 "fetchedBytes": map_of(COUNT),
+                "sources": map_of(map_of(COUNT)),
+                "fallbacks": map_of(COUNT),
             },
             sha256=STR,
             sizeBytes=COUNT,

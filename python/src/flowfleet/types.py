@@ -82,6 +82,10 @@ class _WeightVersionFacts(TypedDict, total=False):
     boundLayers: dict[str, int]
     #: Per worker: the bytes it fetched for the version (less than sizeBytes on a delta).
     fetchedBytes: dict[str, int]
+    #: Per worker: its verified bytes per source (``coordinator`` or a peer's worker id).
+    sources: dict[str, dict[str, int]]
+    #: Per worker that had any: how often it left a source for the next (peer fan-out).
+    fallbacks: dict[str, int]
 
 
 class WeightVersionReport(_WeightVersionFacts):

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { integerIn } from '../cli-args.js';
 import { line, type CliIo } from '../cli-io.js';
 import { EXIT_CODES } from '../exit-codes.js';
-import { acksTable } from '../format/fleet-tables.js';
+import { acksTable, sourceCells } from '../format/fleet-tables.js';
 import { formatBytes, formatMs } from '../format/numbers.js';
 import { remoteClient, withRemoteOptions, type RemoteOptions } from '../remote-client.js';
 
@@ -205,7 +205,10 @@ export async function runSync(
       io.out,
       `v${sync.version} acked ok by ${progress.okWorkers.length}/${progress.liveWorkers.length} live workers in ${formatMs(performance.now() - started)}`,
     );
-    for (const text of acksTable(report, sync.version, fleet)) line(io.out, text);
+    const sources = (id: string) => sourceCells(report, sync.version, id);
+    for (const text of acksTable(report, sync.version, fleet, sources, ['from', 'fallbacks'])) {
+      line(io.out, text);
+    }
   }
   return EXIT_CODES.ok;
 }

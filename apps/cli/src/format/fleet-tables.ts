@@ -180,3 +180,17 @@ export function scalingTable(classes: readonly ClassScaling[]): string[] {
     rows,
   );
 }
+
+/**
+ * Where a worker's bytes of a version came from (peer fan-out): `coordinator`, a peer's id, or
+ * both with their share, e.g. `w1 2.5 MB + coordinator 0.3 MB`; and how often it fell back.
+ */
+export function sourceCells(report: WeightReport, version: number, workerId: string): Cell[] {
+  const entry = report.versions[String(version)];
+  const sources = Object.entries(entry?.sources[workerId] ?? {}).filter(([, bytes]) => bytes > 0);
+  const from =
+    sources.length === 1
+      ? sources[0]![0]
+      : sources.map(([name, bytes]) => `${name} ${(bytes / 1e6).toFixed(1)} MB`).join(' + ');
+  return [from === '' ? '-' : from, entry?.fallbacks[workerId] ?? 0];
+}

@@ -1,5 +1,6 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import { StoredBlobSchema } from '@flowfleet/protocol';
+import { Readable } from 'node:stream';
+import { StoredBlobSchema, throttled } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { BlobParamsSchema } from '../api-schemas.js';
 import type { ByteRange } from '../blob-store.js';
@@ -9,7 +10,7 @@ import { rawBodyStream, registerOctetStream } from './raw-body.js';
 
 /** The content-addressed blob store over HTTP (workers on other hosts need no shared disk). */
 export function registerBlobRoutes(app: FastifyInstance, services: CoordinatorServices): void {
-  const { blobs, limits } = services;
+  const { blobs, limits, egress } = services;
 
   void app.register(async (scope) => {
     registerOctetStream(scope);
@@ -64,7 +65,10 @@ export function registerBlobRoutes(app: FastifyInstance, services: CoordinatorSe
           .status(206)
           .header('content-range', `bytes ${range.start}-${range.end}/${opened.totalBytes}`);
       }
-      return reply.send(opened.stream);
+      // Under an egress cap every download pays into the one bucket (a link's bandwidth).
+      return reply.send(
+        egress === undefined ? opened.stream : Readable.from(throttled(opened.stream, egress)),
+      );
     },
   });
 }

@@ -2,6 +2,7 @@ import { SyncAcceptedSchema, WeightReportSchema } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { ComponentParamsSchema, SyncBodySchema, WeightReportQuerySchema } from '../api-schemas.js';
 import type { CoordinatorServices } from '../services.js';
+import { planFanout } from '../fanout-planner.js';
 import { buildWeightVersion } from '../weight-version-builder.js';
 import type { ZodTypeProvider } from '../zod-type-provider.js';
 
@@ -20,7 +21,7 @@ export function registerWeightRoutes(app: FastifyInstance, services: Coordinator
       flowfleet: {
         roles: ['trainer'],
         summary:
-          'Make uploaded blobs the next weight version of a component (one safetensors file, the shards of a sharded checkpoint, or a LoRA adapter on a base version): recorded with its manifest, appended to the sync stream, published',
+          'Make uploaded blobs the next weight version of a component (one safetensors file, the shards of a sharded checkpoint, or a LoRA adapter on a base version): recorded with its manifest and fan-out plan (a chain over the live workers that serve peers), appended to the sync stream, published',
         errors: [
           'API_STALE_VERSION',
           'API_BLOB_NOT_FOUND',
@@ -40,9 +41,16 @@ export function registerWeightRoutes(app: FastifyInstance, services: Coordinator
       // Every part is validated (path, body) or the store's own (sizes, digests).
       const built = await buildWeightVersion(blobs, cards, component, request.body);
       const { sync } = built;
-      const { previous, streamId } = await weights.sync(built);
+      const plan = planFanout(await fleet.liveWorkers(), component, sync.version, sync.sizeBytes);
+      const { previous, streamId } = await weights.sync(built, plan);
       request.log.info(
-        { component, version: sync.version, previous, kind: built.record.kind ?? 'full' },
+        {
+          component,
+          version: sync.version,
+          previous,
+          kind: built.record.kind ?? 'full',
+          fanout: plan.chain.length,
+        },
         'weight sync broadcast',
       );
       return reply.status(202).send({

@@ -14,6 +14,7 @@ export interface ManifestKeeperOptions {
 export class ManifestKeeper {
   readonly #options: ManifestKeeperOptions;
   readonly #listeners: (() => void)[] = [];
+  #peerUrl: string | undefined;
   #manifest: WorkerManifest;
 
   /** @throws FlowfleetError PROTO_INVALID_MANIFEST */
@@ -32,11 +33,21 @@ export class ManifestKeeper {
     for (const listener of this.#listeners) listener();
   }
 
+  /** Advertises the peer server's URL (before the worker registers). @throws PROTO_INVALID_MANIFEST */
+  advertisePeer(peerUrl: string): void {
+    this.#peerUrl = peerUrl;
+    this.refresh();
+  }
+
   onChange(listener: () => void): void {
     this.#listeners.push(listener);
   }
 
   #build(): WorkerManifest {
-    return buildManifest({ ...this.#options.input, weights: this.#options.weights() });
+    return buildManifest({
+      ...this.#options.input,
+      weights: this.#options.weights(),
+      ...(this.#peerUrl === undefined ? {} : { peerUrl: this.#peerUrl }),
+    });
   }
 }

@@ -20,6 +20,8 @@ export interface ManifestInput {
   readonly concurrency: number;
   readonly weights: Readonly<Record<string, number>>;
   readonly startedAt: string;
+  /** Where peers reach its peer server, when it runs. */
+  readonly peerUrl?: string;
 }
 
 /**
@@ -50,6 +52,7 @@ export function buildManifest(input: ManifestInput): WorkerManifest {
       weights: { ...input.weights },
       startedAt: input.startedAt,
       version: WORKER_VERSION,
+      ...(input.peerUrl === undefined ? {} : { peerUrl: input.peerUrl }),
     },
     'PROTO_INVALID_MANIFEST',
     'worker manifest',

@@ -1,4 +1,8 @@
 import { LoraMerger } from '@flowfleet/models';
+import { EgressBucket } from '@flowfleet/protocol';
+import { PeerClients } from '../weights/peer-clients.js';
+import { PeerServer } from '../weights/peer-server.js';
+import { VerifiedRanges } from '../weights/verified-ranges.js';
 import { WeightSyncer } from '../weights/weight-syncer.js';
 import type { RedisParts } from './connect-redis.js';
 import type { ComputeParts } from './start-compute.js';
@@ -34,6 +38,29 @@ export async function catchUpWeights(
       merger = undefined;
       throw error;
     }));
+  // Peer fan-out (ADR 009): the server of verified ranges starts before the worker registers, so
+  // its first manifest advertises it; peers are dialled with the SDK client, without retries.
+  const peerClients = new PeerClients({ token: options.workerToken });
+  let ranges: VerifiedRanges | undefined;
+  let peerServer: PeerServer | undefined;
+  if (options.peer !== false) {
+    ranges = new VerifiedRanges();
+    peerServer = await PeerServer.start({
+      host: options.peer.host ?? '0.0.0.0',
+      port: options.peer.port ?? 0,
+      advertiseUrl: options.peer.advertiseUrl,
+      token: options.workerToken,
+      ranges,
+      egress:
+        options.egressBytesPerSecond === undefined
+          ? undefined
+          : new EgressBucket(options.egressBytesPerSecond),
+      logger: logger.child({ part: 'peer' }),
+    });
+    link.manifest.advertisePeer(peerServer.url);
+    logger.info({ peerUrl: peerServer.url }, 'peer server listening');
+  }
+  const server = peerServer;
   const syncer = new WeightSyncer({
     redis: parts.redis.redis,
     keys,
@@ -44,7 +71,16 @@ export async function catchUpWeights(
     limits: link.limits,
     logger: logger.child({ part: 'sync' }),
     onWeightsChanged: () => link.manifest.refresh(),
+    fanout: {
+      ...(ranges === undefined ? {} : { ranges }),
+      peer: (peer) => peerClients.source(peer),
+    },
   });
+  const shutdown = [
+    step('weight syncs', () => syncer.close()),
+    step('peer connections', () => peerClients.close()),
+    ...(server === undefined ? [] : [step('peer server', () => server.close())]),
+  ];
   await parts.redis.channels.subscribe(keys.syncChannel, (message) =>
     syncer.handleMessage(message),
   );
@@ -53,5 +89,5 @@ export async function catchUpWeights(
   } catch (error) {
     logger.error({ err: error }, 'catching up on weight syncs failed; the next rescan retries');
   }
-  return { syncer, shutdown: [step('weight syncs', () => syncer.close())] };
+  return { syncer, shutdown };
 }

@@ -16,7 +16,21 @@ import {
   type WeightVersionRecord,
 } from '@flowfleet/protocol';
 import { verifyWeightsBlob } from './blob-verifier.js';
-import { fetchTensors, type RangeSource, type WantedTensor } from './tensor-fetcher.js';
+import {
+  fetchTensors,
+  type FetchObserver,
+  type PeerRangeSource,
+  type RangeSource,
+  type WantedTensor,
+} from './tensor-fetcher.js';
+
+/** Where a load may take ranges from besides the coordinator, and who watches it (fan-out). */
+export interface LoadVia {
+  readonly peers: readonly PeerRangeSource[];
+  /** The plan's chunk size: the most bytes per range request (default 8 MiB). */
+  readonly maxRequestBytes?: number;
+  readonly observer?: FetchObserver;
+}
 
 /** The digest and dtype of the bytes a held tensor was decoded from. */
 export interface TensorOrigin {
@@ -109,6 +123,7 @@ export class VersionLoader {
     version: number,
     record: WeightVersionRecord,
     held: HeldVersion,
+    via: LoadVia = { peers: [] },
     depth = 0,
   ): Promise<LoadedVersion> {
     const what = `${component} v${version}`;
@@ -122,7 +137,7 @@ export class VersionLoader {
     if (record.manifest === undefined) return this.#loadWhole(component, version, record);
     const manifest = await this.#manifest(what, record.manifest);
     if (record.kind === 'lora')
-      return this.#loadLora(component, version, record, manifest, held, depth);
+      return this.#loadLora(component, version, record, manifest, held, via, depth);
     const spec = this.#options.spec(component);
     const bound = bindCheckpoint(spec, entriesOf(manifest));
     const tensors = new Map<string, TensorData>();
@@ -142,6 +157,7 @@ export class VersionLoader {
     const fetched = await fetchTensors(this.#options.blobs, manifest.shards, wanted, {
       what,
       signal: this.#options.signal,
+      ...via,
     });
     for (const [name, tensor] of fetched.tensors) tensors.set(name, tensor);
     return {
@@ -159,6 +175,7 @@ export class VersionLoader {
     record: WeightVersionRecord,
     manifest: WeightManifest,
     held: HeldVersion,
+    via: LoadVia,
     depth: number,
   ): Promise<LoadedVersion> {
     const what = `${component} v${version}`;
@@ -179,7 +196,7 @@ export class VersionLoader {
       const baseRecord = await this.#options.records(component, lora.base);
       if (baseRecord === undefined)
         throw refused(what, 'lora', `its base v${lora.base} has no record`);
-      const loaded = await this.load(component, lora.base, baseRecord, held, depth + 1);
+      const loaded = await this.load(component, lora.base, baseRecord, held, via, depth + 1);
       base = loaded;
       fetchedBytes += loaded.fetchedBytes;
     }
@@ -195,6 +212,7 @@ export class VersionLoader {
     const adapter = await fetchTensors(this.#options.blobs, manifest.shards, wanted, {
       what,
       signal: this.#options.signal,
+      ...via,
     });
     fetchedBytes += adapter.fetchedBytes;
     const merger = await this.#options.merger();

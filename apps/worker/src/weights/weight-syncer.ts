@@ -3,6 +3,8 @@ import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
 import type { ModelComponentSpec } from '@flowfleet/models';
 import {
+  FanoutPlanSchema,
+  fanoutSourcesOf,
   isWeightRequirementMet,
   WeightVersionRecordSchema,
   weightSyncSchema,
@@ -11,6 +13,7 @@ import {
   type Limits,
   type SyncAck,
   type SyncStatus,
+  type FanoutPeer,
   type ResolvedWeightRequirement,
   type WeightSync,
   type WeightVersionRecord,
@@ -26,6 +29,17 @@ import {
   type TensorOrigin,
   type WeightBlobSource,
 } from './version-loader.js';
+import { FanoutSession, type SourceFacts } from './fanout-session.js';
+import type { PeerRangeSource } from './tensor-fetcher.js';
+import type { VerifiedRanges } from './verified-ranges.js';
+
+/** Peer fan-out (ADR 009): where verified ranges are kept for peers, and how to reach a peer. */
+export interface SyncFanout {
+  /** What the worker's peer server serves; absent when it is off (the worker still fetches). */
+  readonly ranges?: VerifiedRanges;
+  /** A peer's ranges (the SDK client on its `peerUrl`, no retries: the next source is the retry). */
+  peer(peer: FanoutPeer): PeerRangeSource;
+}
 
 /** The part of the ModelHost a sync touches. */
 export interface WeightTarget {
@@ -61,6 +75,8 @@ export interface WeightSyncerOptions {
   readonly logger: Logger;
   /** Called after a version is staged (the manifest's weights map changed). */
   readonly onWeightsChanged: () => void;
+  /** Fetch from the peers the coordinator's plan names before the coordinator; default off. */
+  readonly fanout?: SyncFanout;
 }
 
 /** What became of one sync here (`stale`: not newer than what is held; `ignored`: not ours). */
@@ -82,6 +98,7 @@ interface AckFacts {
   readonly reason?: string;
   readonly code?: string;
   readonly loaded?: LoadedVersion;
+  readonly sources?: SourceFacts;
 }
 
 function parseJson(text: string | null | undefined): unknown {
@@ -116,6 +133,10 @@ export class WeightSyncer {
   /** Per component, the newest sync whose download or staging failed: retried on catch-up. */
   readonly #failed = new Map<string, WeightSync>();
   readonly #abort = new AbortController();
+  /** Per component: the blobs whose verified ranges the peer server keeps (the staged version's). */
+  readonly #servedShards = new Map<string, ReadonlySet<string>>();
+  /** Loads in progress (another component's): their ranges are kept too. */
+  readonly #sessions = new Set<FanoutSession>();
   #lastStreamId = '0-0';
 
   constructor(options: WeightSyncerOptions) {
@@ -309,14 +330,39 @@ export class WeightSyncer {
     if (version <= held) return 'stale';
     const key = `${component}@${version}`;
     if (this.#refused.has(key)) return 'refused';
+    const session = new FanoutSession(this.#options.fanout?.ranges, logger);
+    this.#sessions.add(session);
+    try {
+      return await this.#loadAndStage(sync, session, logger);
+    } finally {
+      session.settle();
+      this.#sessions.delete(session);
+      this.#retainServed();
+    }
+  }
+
+  async #loadAndStage(
+    sync: WeightSync,
+    session: FanoutSession,
+    logger: Logger,
+  ): Promise<SyncOutcome> {
+    const { target } = this.#options;
+    const { component, version } = sync;
+    const held = target.held()[component] ?? 0;
+    const key = `${component}@${version}`;
     let loaded: LoadedVersion;
+    const ackSources = (): { sources: SourceFacts } => ({ sources: session.facts() });
     try {
       // The record is the coordinator's word; a message without one is read as a whole blob.
       const record = (await this.#record(component, version)) ?? {
         sha256: sync.sha256,
         sizeBytes: sync.sizeBytes,
       };
-      loaded = await this.#loader.load(component, version, record, this.#heldVersion(component));
+      const via = await this.#fanoutFor(component, version);
+      loaded = await this.#loader.load(component, version, record, this.#heldVersion(component), {
+        ...via,
+        observer: session,
+      });
     } catch (error) {
       if (this.#abort.signal.aborted) return 'ignored';
       if (isFlowfleetError(error) && REFUSALS.has(error.code)) {
@@ -325,25 +371,36 @@ export class WeightSyncer {
           { code: error.code, details: error.details },
           `refused weights: ${error.message}`,
         );
-        await this.#ack(sync, 'refused', { reason: error.message, code: error.code });
+        await this.#ack(sync, 'refused', {
+          reason: error.message,
+          code: error.code,
+          ...ackSources(),
+        });
         return 'refused';
       }
       logger.warn({ err: error }, 'could not fetch a weights version; staying on the held version');
       const code = isFlowfleetError(error) ? { code: error.code } : {};
-      await this.#ack(sync, 'failed', { reason: (error as Error).message, ...code });
+      await this.#ack(sync, 'failed', {
+        reason: (error as Error).message,
+        ...code,
+        ...ackSources(),
+      });
       return 'failed';
     }
+    // Ranges it did not fetch (reused tensors) are no longer awaited by successors.
+    session.settle();
     let evictedGraphs: number;
     try {
       evictedGraphs =
         (await target.setWeightsVersion(component, version, sync.sha256, loaded.tensors)) ?? 0;
     } catch (error) {
       logger.error({ err: error }, 'could not stage a verified weights version');
-      await this.#ack(sync, 'failed', { reason: (error as Error).message });
+      await this.#ack(sync, 'failed', { reason: (error as Error).message, ...ackSources() });
       return 'failed';
     }
     this.#origins.set(component, { version, origins: loaded.origins });
-    await this.#ack(sync, 'ok', { loaded });
+    this.#servedShards.set(component, session.shards);
+    await this.#ack(sync, 'ok', { loaded, ...ackSources() });
     this.#options.onWeightsChanged();
     logger.info(
       {
@@ -358,9 +415,43 @@ export class WeightSyncer {
     return 'ok';
   }
 
+  /**
+   * The peers this worker fetches `component` at `version` from, nearest first, and the chunk
+   * size, by the coordinator's plan; none when fan-out is off, there is no plan or it is unreadable.
+   */
+  async #fanoutFor(
+    component: string,
+    version: number,
+  ): Promise<{ peers: PeerRangeSource[]; maxRequestBytes?: number }> {
+    const { fanout, redis, keys, workerId, logger } = this.#options;
+    if (fanout === undefined) return { peers: [] };
+    const plan = FanoutPlanSchema.safeParse(
+      parseJson(await redis.get(keys.fanout(component, version))),
+    );
+    if (!plan.success) {
+      logger.debug({ component, version }, 'no readable fan-out plan: the coordinator serves all');
+      return { peers: [] };
+    }
+    const inChain = plan.data.chain.some((peer) => peer.workerId === workerId);
+    return {
+      peers: fanoutSourcesOf(plan.data, workerId).map((peer) => fanout.peer(peer)),
+      // Every link asks for the same chunks, so each can be served on as soon as it verified.
+      ...(inChain ? { maxRequestBytes: plan.data.chunkBytes } : {}),
+    };
+  }
+
+  /** Keeps only the verified ranges of the staged versions' blobs for peers. */
+  #retainServed(): void {
+    const ranges = this.#options.fanout?.ranges;
+    if (ranges === undefined) return;
+    const keep = new Set([...this.#servedShards.values()].flatMap((set) => [...set]));
+    for (const session of this.#sessions) for (const sha256 of session.shards) keep.add(sha256);
+    ranges.retain(keep);
+  }
+
   async #ack(sync: WeightSync, status: SyncStatus, facts: AckFacts = {}): Promise<void> {
     const { redis, keys, workerId, logger } = this.#options;
-    const { reason, code, loaded } = facts;
+    const { reason, code, loaded, sources } = facts;
     const ack: SyncAck = {
       workerId,
       component: sync.component,
@@ -374,6 +465,13 @@ export class WeightSyncer {
             fetchedBytes: loaded.fetchedBytes,
             reusedTensors: loaded.reusedTensors,
             ...(loaded.boundLayers === undefined ? {} : { boundLayers: loaded.boundLayers }),
+          }),
+      ...(sources === undefined || Object.keys(sources.sources).length + sources.fallbackCount === 0
+        ? {}
+        : {
+            sources: sources.sources,
+            fallbackCount: sources.fallbackCount,
+            ...(sources.fallbacks.length === 0 ? {} : { fallbacks: sources.fallbacks }),
           }),
       at: new Date().toISOString(),
     };
