@@ -63,10 +63,11 @@ async function waitForPing(url: string, child: ChildProcess, output: () => strin
 }
 
 /**
- * Starts `redis-server` on a free port and resolves once it answers PING.
+ * Starts `redis-server` on a free port and resolves once it answers PING; `extraArgs` go after
+ * the defaults (e.g. `['--maxclients', '20000']`).
  * @throws Error when redis-server is not on PATH or does not come up
  */
-export async function startBenchRedis(): Promise<BenchRedis> {
+export async function startBenchRedis(extraArgs: readonly string[] = []): Promise<BenchRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'flowfleet-bench-redis-'));
   const port = await freePort();
   const child = spawn(
@@ -86,6 +87,7 @@ export async function startBenchRedis(): Promise<BenchRedis> {
       'noeviction',
       '--logfile',
       '',
+      ...extraArgs,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
