@@ -41,7 +41,7 @@ function standInWorker(lane: string, process: ConstructorParameters<typeof Worke
   const connection = new Redis(server.url, { maxRetriesPerRequest: null });
   const worker = new Worker(lane, process, {
     connection,
-    prefix: fleetKeys(fixture.prefix).bullPrefix,
+    prefix: fleetKeys(fixture.prefix).laneBullPrefix(lane),
     name: 'w-standin',
   });
   return {

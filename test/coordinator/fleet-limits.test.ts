@@ -173,14 +173,21 @@ describe('a stored payload that cannot be read', () => {
       const notJson = await enqueue(fixture, rolloutBody({ seeds: [1] }));
       const overLimit = await enqueue(fixture, rolloutBody({ seeds: [2] }));
       const intact = await enqueue(fixture, rolloutBody({ seeds: [3] }));
-      const bull = coordinatorKeys(fixture.prefix).bullPrefix;
-      await fixture.redis.hset(`${bull}:${notJson.lane}:${notJson.id}`, 'data', '{"id": garbage');
+      const bull = coordinatorKeys(fixture.prefix).laneBullPrefix;
+      await fixture.redis.hset(
+        `${bull(notJson.lane)}:${notJson.lane}:${notJson.id}`,
+        'data',
+        '{"id": garbage',
+      );
       const stored = JSON.parse(
-        (await fixture.redis.hget(`${bull}:${overLimit.lane}:${overLimit.id}`, 'data')) ?? '',
+        (await fixture.redis.hget(
+          `${bull(overLimit.lane)}:${overLimit.lane}:${overLimit.id}`,
+          'data',
+        )) ?? '',
       ) as { request: { steps: number } };
       stored.request.steps = 5_000;
       await fixture.redis.hset(
-        `${bull}:${overLimit.lane}:${overLimit.id}`,
+        `${bull(overLimit.lane)}:${overLimit.lane}:${overLimit.id}`,
         'data',
         JSON.stringify(stored),
       );

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { EnqueuedRolloutSchema, ResultUploadSchema } from '@flowfleet/coordinator';
+import { coordinatorKeys, EnqueuedRolloutSchema, ResultUploadSchema } from '@flowfleet/coordinator';
 import {
   JobStatusSchema,
   RolloutJobSchema,
@@ -49,9 +49,12 @@ async function post(body: unknown, role: 'trainer' | 'viewer' = 'trainer') {
   });
 }
 
-/** Every BullMQ key under the prefix: "nothing enqueued" means this set did not grow. */
+/**
+ * Every BullMQ key of every lane (each lane's queue is under its own tag `{<prefix>:<lane>}`):
+ * "nothing enqueued" means this set did not grow.
+ */
 async function queueKeys(): Promise<string[]> {
-  return (await fixture.redis.keys(`{${fixture.prefix}}:bull:*`)).sort();
+  return (await fixture.redis.keys(`{${fixture.prefix}:*}:bull:*`)).sort();
 }
 
 async function totalJobs(): Promise<number> {
@@ -217,6 +220,8 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
       return JobStatusSchema.parse(response.json());
     };
     expect((await statusOf()).status).toBe('queued');
+    // queueKeys() sees the lane's keys (so "it did not grow" elsewhere can fail).
+    expect((await queueKeys()).some((key) => key.includes(enqueued.lane))).toBe(true);
     const noResult = await fixture.coordinator.app.inject({
       method: 'GET',
       url: `/v1/rollouts/${enqueued.id}/result`,
@@ -245,7 +250,11 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
         if (put.status !== 201) throw new Error(`upload: ${put.status} ${await put.text()}`);
         return summary;
       },
-      { connection, prefix: `{${fixture.prefix}}:bull`, name: 'w-e2e' },
+      {
+        connection,
+        prefix: coordinatorKeys(fixture.prefix).laneBullPrefix(enqueued.lane),
+        name: 'w-e2e',
+      },
     );
     try {
       await waitFor(async () => (await statusOf()).status === 'active', 'the job to start');

@@ -247,7 +247,7 @@ describe('dashboard in headless Chromium', () => {
       },
       {
         connection: { host: server.host, port: server.port },
-        prefix: fixture.coordinator.services.keys.bullPrefix,
+        prefix: fixture.coordinator.services.keys.laneBullPrefix(enqueued.lane),
         name: 'w-cpu-a',
       },
     );

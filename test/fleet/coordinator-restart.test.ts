@@ -39,9 +39,10 @@ describe('a coordinator restart under load', () => {
       await fleet.stopCoordinator();
       // While it is down, a rollout finishes and its worker keeps retrying the upload (the job
       // stays active, at its last step, in BullMQ).
-      const queue = new Queue(jobs[0]?.lane ?? '', {
+      const lane = jobs[0]?.lane ?? '';
+      const queue = new Queue(lane, {
         connection: fleet.redis,
-        prefix: coordinatorKeys(fleet.prefix).bullPrefix,
+        prefix: coordinatorKeys(fleet.prefix).laneBullPrefix(lane),
       });
       try {
         await waitUntil(async () => {

@@ -57,7 +57,7 @@ function bullmqBinding(withWaker: boolean): JobQueueBinding {
           const queue = createBullmqJobQueue<unknown>({
             connection,
             ...(events === undefined ? {} : { events }),
-            bullPrefix: prefix,
+            bullPrefix: () => prefix,
             consumerName: `consumer-${serial}`,
             locks,
             logger,

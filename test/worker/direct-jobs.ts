@@ -12,7 +12,7 @@ import {
   type Requirements,
 } from '@flowfleet/protocol';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 
 /** Requirements of a request body as its card derives them, plus extra (model-level) ops. */
 export function requirementsOf(
@@ -29,7 +29,7 @@ export function requirementsOf(
 
 /** Records a lane in the lanes hash; announces it on the lane channel unless `announce` is false. */
 export async function recordLane(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   requirements: Requirements,
   announce: boolean,
@@ -49,7 +49,7 @@ export async function recordLane(
  * untrusted data).
  */
 export async function addJob(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   body: Record<string, unknown>,
   requirements: Requirements,
@@ -67,7 +67,7 @@ export async function addJob(
     requirements,
     enqueuedAt: new Date().toISOString(),
   };
-  const queue = new Queue(lane, { connection: redis, prefix: keys.bullPrefix });
+  const queue = new Queue(lane, { connection: redis, prefix: keys.laneBullPrefix(lane) });
   try {
     await queue.add('rollout', payload, {
       jobId: id,
@@ -82,11 +82,11 @@ export async function addJob(
 
 /** Reads a lane's BullMQ event stream (oldest first) as `{event, ...fields}` records. */
 export async function laneEvents(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   lane: string,
 ): Promise<Record<string, string>[]> {
-  const key = `${coordinatorKeys(prefix).bullPrefix}:${lane}:events`;
+  const key = `${coordinatorKeys(prefix).laneBullPrefix(lane)}:${lane}:events`;
   const entries = await redis.xrange(key, '-', '+');
   return entries.map(([, fields]) => {
     const record: Record<string, string> = {};

@@ -12,7 +12,7 @@ import {
 } from '@flowfleet/coordinator';
 import { JobStatusSchema, type JobStatus } from '@flowfleet/protocol';
 import { createWorker, type FlowfleetWorker, type WorkerOptions } from '@flowfleet/worker';
-import { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@flowfleet/redis';
 import { pino } from 'pino';
 import { uniquePrefix } from '../harness/redis-server.js';
 
@@ -64,8 +64,8 @@ export interface TestFleet {
   /** The coordinator's base URL (stable across `restartCoordinator`). */
   readonly url: string;
   readonly redisUrl: string;
-  /** The test's own Redis client. */
-  readonly redis: Redis;
+  /** The test's own Redis client (a Cluster client on a cluster fleet). */
+  readonly redis: RedisClient;
   readonly coordinator: () => Coordinator;
   /** Starts an in-process worker on this fleet (cpu backend, fast locks, unless overridden). */
   startWorker(overrides?: Partial<WorkerOptions>): Promise<FlowfleetWorker>;
@@ -89,13 +89,19 @@ export interface TestFleet {
   close(): Promise<void>;
 }
 
-/** Starts a coordinator on `redisUrl` under a fresh prefix (with `coordinator` options, e.g. cards). */
+/**
+ * Starts a coordinator on `redisUrl` under a fresh prefix (with `coordinator` options, e.g. cards;
+ * `redisMode: 'cluster'` makes the coordinator, every worker and the test's client cluster clients).
+ */
 export async function startTestFleet(
   redisUrl: string,
   name: string,
-  coordinatorOverrides: Partial<Pick<CoordinatorOptions, 'cards' | 'limits'>> = {},
+  coordinatorOverrides: Partial<
+    Pick<CoordinatorOptions, 'cards' | 'limits' | 'redisMode' | 'prefix'>
+  > = {},
 ): Promise<TestFleet> {
-  const prefix = uniquePrefix(name);
+  const redisMode = coordinatorOverrides.redisMode ?? 'standalone';
+  const prefix = coordinatorOverrides.prefix ?? uniquePrefix(name);
   const blobDir = await mkdtemp(join(tmpdir(), 'flowfleet-fleet-'));
   const build = (): Coordinator =>
     createCoordinator({
@@ -109,7 +115,7 @@ export async function startTestFleet(
   let coordinator = build();
   const url = await coordinator.start(0);
   const port = Number(new URL(url).port);
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const redis = createRedis(redisUrl, { mode: redisMode, maxRetriesPerRequest: null });
   const workers: FlowfleetWorker[] = [];
   let serial = 0;
   const api = (path: string, init: RequestInit = {}): Promise<Response> =>
@@ -133,6 +139,7 @@ export async function startTestFleet(
       serial += 1;
       const worker = createWorker({
         redisUrl,
+        redisMode,
         coordinatorUrl: url,
         workerToken: TOKENS.worker,
         workerId: `w${serial}-${prefix.slice(-6)}`,
@@ -207,8 +214,14 @@ export async function startTestFleet(
     async close() {
       await Promise.allSettled(workers.map((worker) => worker.close()));
       await coordinator.close();
-      const keys = await redis.keys(`{${prefix}}*`);
-      if (keys.length > 0) await redis.del(...keys);
+      // Control-plane keys `{prefix}…` and lane queues `{prefix:<lane>}…`; on a cluster the
+      // cluster itself is the test's (it is stopped whole), and KEYS would ask one node only.
+      if (redisMode === 'standalone') {
+        for (const pattern of [`{${prefix}}*`, `{${prefix}:*`]) {
+          const keys = await redis.keys(pattern);
+          if (keys.length > 0) await redis.del(...keys);
+        }
+      }
       await redis.quit();
       await rm(blobDir, { recursive: true, force: true });
     },

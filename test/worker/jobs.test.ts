@@ -9,6 +9,7 @@ import {
 import { LOAD_BEAT_INTERVAL_MS } from '@flowfleet/worker';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 import { addJob, laneEvents, recordLane, requirementsOf } from './direct-jobs.js';
@@ -26,7 +27,7 @@ afterAll(async () => {
 
 /** The progress a job reported, in order, from its lane's BullMQ event stream. */
 async function progressEvents(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   lane: string,
   id: string,
@@ -71,7 +72,7 @@ describe('running jobs', () => {
       for (const { id, lane } of jobs) {
         const queue = new Queue(lane, {
           connection: fleet.redis,
-          prefix: coordinatorKeys(fleet.prefix).bullPrefix,
+          prefix: coordinatorKeys(fleet.prefix).laneBullPrefix(lane),
         });
         const job = await queue.getJob(id);
         await queue.close();
@@ -155,7 +156,7 @@ describe('running jobs', () => {
       // Where an earlier attempt that died after its first step left the job.
       const queue = new Queue(lane, {
         connection: fleet.redis,
-        prefix: coordinatorKeys(fleet.prefix).bullPrefix,
+        prefix: coordinatorKeys(fleet.prefix).laneBullPrefix(lane),
       });
       try {
         await (await queue.getJob(id))?.updateProgress({ step: 1, steps: 2 });
@@ -271,7 +272,7 @@ describe('running jobs', () => {
       // The coordinator cannot report on a payload it cannot parse either: read BullMQ's record.
       const queue = new Queue(bad.lane, {
         connection: fleet.redis,
-        prefix: coordinatorKeys(fleet.prefix).bullPrefix,
+        prefix: coordinatorKeys(fleet.prefix).laneBullPrefix(bad.lane),
       });
       try {
         // State first, record second: a record read before the move lacks the reason.

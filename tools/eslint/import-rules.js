@@ -13,6 +13,7 @@ export const ALLOWED_IMPORTS = {
   'packages/runtime': ['errors', 'numerics', 'platform', 'models', 'formats'],
   'packages/protocol': ['errors', 'numerics', 'formats'],
   'packages/client': ['errors', 'protocol', 'formats'],
+  'packages/redis': ['errors'],
   'apps/worker': [
     'errors',
     'numerics',
@@ -24,9 +25,19 @@ export const ALLOWED_IMPORTS = {
     'protocol',
     'client',
     'formats',
+    'redis',
   ],
-  'apps/coordinator': ['errors', 'protocol', 'models', 'formats'],
-  'apps/cli': ['errors', 'numerics', 'client', 'models', 'backends', 'protocol', 'formats'],
+  'apps/coordinator': ['errors', 'protocol', 'models', 'formats', 'redis'],
+  'apps/cli': [
+    'errors',
+    'numerics',
+    'client',
+    'models',
+    'backends',
+    'protocol',
+    'formats',
+    'redis',
+  ],
 };
 
 /** Third-party modules only one workspace may load. */

@@ -3,7 +3,7 @@ import { FlowfleetError } from '@flowfleet/errors';
 import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
 import { DEFAULT_LIMITS, FleetLimits, type Limits } from '@flowfleet/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import { createRedis, type RedisClient, type RedisMode } from '@flowfleet/redis';
 import { pino, type Logger } from 'pino';
 import { BearerAuth, type CoordinatorTokens } from './auth.js';
 import { FsBlobStore, type BlobStore } from './blob-store.js';
@@ -12,7 +12,7 @@ import { registerDashboard } from './dashboard/dashboard-routes.js';
 import { docQueueBoardRoutes } from './dashboard/queue-board.js';
 import { DebugRequestLog, httpLogger } from './dashboard/request-log.js';
 import { answerClientError, installErrorHandling, redisUnavailable } from './error-handler.js';
-import { assertNoEviction } from './eviction-policy.js';
+import { assertNoEvictionOnMasters } from './eviction-policy.js';
 import { FleetCapacity } from './fleet-capacity.js';
 import { FleetReader } from './fleet-reader.js';
 import { JobEvents } from './job-events.js';
@@ -37,7 +37,12 @@ import { zodSerializerCompiler, zodValidatorCompiler } from './zod-type-provider
 /** How to build a coordinator. */
 export interface CoordinatorOptions {
   readonly redisUrl: string;
-  /** Key prefix (default `ff`); every key is under the hash tag `{prefix}`. */
+  /** `standalone` (default) or `cluster` (`redisUrl` then names any seed node). */
+  readonly redisMode?: RedisMode;
+  /**
+   * Key prefix (default `ff`): control-plane keys are under the hash tag `{prefix}`, each lane's
+   * queue under `{prefix:<lane>}`.
+   */
   readonly prefix?: string;
   /** Bearer tokens per role, or `null` to turn auth off explicitly (local development). */
   readonly tokens: CoordinatorTokens | null;
@@ -83,7 +88,8 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   const limits = options.limits ?? DEFAULT_LIMITS;
   const keys = coordinatorKeys(options.prefix ?? 'ff');
   // Fail fast (a few retries) rather than hang an HTTP request while Redis is away.
-  const redis = new Redis(options.redisUrl, {
+  const redis = createRedis(options.redisUrl, {
+    mode: options.redisMode ?? 'standalone',
     lazyConnect: true,
     maxRetriesPerRequest: 2,
     // Back within half a second of Redis (ioredis's default backs off to 2 s).
@@ -91,7 +97,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     connectionName: 'flowfleet-coordinator',
   });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  const queues = new LaneQueues(redis, keys.bullPrefix, logger);
+  const queues = new LaneQueues(redis, keys.laneBullPrefix, logger);
   const blobs = options.blobStore ?? new FsBlobStore(options.blobDir);
   const fleet = new FleetReader({
     redis,
@@ -214,7 +220,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
         },
       );
     }
-    await assertNoEviction(redis);
+    await assertNoEvictionOnMasters(redis);
     // Before the first request: no job is accepted under limits the fleet has not been told.
     const published = await publishLimits(redis, keys.limits, limits);
     logger.info({ enforced: limits, fleet: published.limits }, 'limits published');
@@ -249,7 +255,7 @@ async function closeHttp(app: FastifyInstance): Promise<void> {
 }
 
 /** QUIT, then wait for the connection to end (disconnect if QUIT fails or hangs). */
-async function quitRedis(redis: Redis): Promise<void> {
+async function quitRedis(redis: RedisClient): Promise<void> {
   if (redis.status === 'end') return;
   if (redis.status !== 'ready') {
     // Never connected, or reconnecting: nothing to QUIT politely; stop any retry.

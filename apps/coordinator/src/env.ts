@@ -1,5 +1,6 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import { resolveLimits, type Limits } from '@flowfleet/protocol';
+import { RedisModeSchema } from '@flowfleet/redis';
 import { z } from 'zod';
 import type { CoordinatorTokens } from './auth.js';
 
@@ -16,6 +17,8 @@ const token = z.string().min(16, 'a token must be at least 16 characters');
  */
 export const coordinatorEnvSchema = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }),
+  /** `standalone` (default) or `cluster`: REDIS_URL then names any seed node of the cluster. */
+  FLOWFLEET_REDIS_MODE: RedisModeSchema,
   FLOWFLEET_PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
   FLOWFLEET_HOST: z.string().min(1).default('127.0.0.1'),
   FLOWFLEET_AUTH: z.enum(['on', 'off']).default('on'),

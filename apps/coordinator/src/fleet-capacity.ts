@@ -1,5 +1,5 @@
 import { manifestSatisfies, type Requirements } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { FleetReader, WorkerView } from './fleet-reader.js';
 import type { CoordinatorKeys } from './keys.js';
 
@@ -38,7 +38,7 @@ export interface CapacityCheck {
 /** What the capacity view needs. */
 export interface FleetCapacityOptions {
   readonly fleet: FleetReader;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: CoordinatorKeys;
   /** How long a read of the registered manifests is reused (default 1 000 ms). */
   readonly maxAgeMs?: number;

@@ -5,7 +5,7 @@ import {
   type WorkerHeartbeat,
   type WorkerManifest,
 } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { CoordinatorKeys } from './keys.js';
 
@@ -21,7 +21,7 @@ export interface WorkerView {
 
 /** What the reader needs: a Redis client, the keys, and when to forget dead workers. */
 export interface FleetReaderOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: CoordinatorKeys;
   readonly logger: Logger;
   /** A worker dead for longer than this is removed from the registry. */

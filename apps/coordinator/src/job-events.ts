@@ -1,3 +1,4 @@
+import { groupBySlot, isCluster, type RedisClient } from '@flowfleet/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
@@ -5,6 +6,10 @@ import type { Logger } from 'pino';
 const BLOCK_MS = 100;
 /** Entries taken per lane and read. */
 const READ_COUNT = 256;
+/** On a cluster: the pause between rounds of non-blocking reads that found nothing. */
+const CLUSTER_POLL_MS = 50;
+
+type StreamReply = [string, [string, string[]][]][];
 
 /** One waiter's hold on a job's events. */
 export interface JobWatch {
@@ -35,9 +40,13 @@ interface WatchedStream {
  * stream that has a waiter (XREAD), so a long-polling trainer costs the coordinator one read per
  * event, not one status read per poll. A watch records the stream's position before the caller
  * reads the job's status, so an event between that read and the wait is never missed.
+ *
+ * On a Redis Cluster each lane's stream is in its lane's own slot, and one XREAD may not span
+ * slots: the hub then reads each slot's streams without blocking, all slots at once over the
+ * shared connection, and pauses CLUSTER_POLL_MS between rounds that found nothing.
  */
 export class JobEvents {
-  readonly #connection: Redis;
+  readonly #connection: RedisClient;
   readonly #logger: Logger;
   readonly #streams = new Map<string, WatchedStream>();
   #reader: Redis | undefined;
@@ -45,7 +54,7 @@ export class JobEvents {
   #closed = false;
 
   /** `connection` is duplicated on first use for the blocking reads. */
-  constructor(connection: Redis, logger: Logger) {
+  constructor(connection: RedisClient, logger: Logger) {
     this.#connection = connection;
     this.#logger = logger;
   }
@@ -133,44 +142,87 @@ export class JobEvents {
   }
 
   async #run(): Promise<void> {
-    if (this.#reader === undefined) {
-      this.#reader = this.#connection.duplicate({ connectionName: 'flowfleet-coordinator:events' });
-      this.#reader.on('error', (error) =>
-        this.#logger.debug({ err: error }, 'job events connection error'),
-      );
-    }
+    const connection = this.#connection;
+    if (isCluster(connection)) return this.#pollSlots(connection);
+    const reader = (this.#reader ??= this.#openReader(connection));
     while (!this.#closed && this.#streams.size > 0) {
       const keys = [...this.#streams.keys()];
       const ids = keys.map((key) => this.#streams.get(key)!.lastId);
-      let replies: [string, [string, string[]][]][] | null;
       try {
-        replies = (await this.#reader.xread(
-          'COUNT',
-          READ_COUNT,
-          'BLOCK',
-          BLOCK_MS,
-          'STREAMS',
-          ...keys,
-          ...ids,
-        )) as [string, [string, string[]][]][] | null;
+        this.#consume(
+          (await reader.xread(
+            'COUNT',
+            READ_COUNT,
+            'BLOCK',
+            BLOCK_MS,
+            'STREAMS',
+            ...keys,
+            ...ids,
+          )) as StreamReply | null,
+        );
       } catch (error) {
         if (this.#closed) return;
-        // Waiters still time out on their own; the next read retries the streams.
-        this.#logger.warn({ err: error }, 'reading the lanes’ job events failed');
-        await new Promise((resolve) => setTimeout(resolve, BLOCK_MS));
-        continue;
-      }
-      for (const [key, entries] of replies ?? []) {
-        const stream = this.#streams.get(key);
-        if (stream === undefined) continue;
-        for (const [id, fields] of entries) {
-          stream.lastId = id;
-          const jobId = fieldOf(fields, 'jobId');
-          const waiters = jobId === undefined ? undefined : stream.waiters.get(jobId);
-          if (waiters !== undefined) for (const waiter of waiters) waiter.wake();
-        }
+        await this.#readFailed(error);
       }
     }
+  }
+
+  #openReader(connection: Redis): Redis {
+    const reader = connection.duplicate({ connectionName: 'flowfleet-coordinator:events' });
+    reader.on('error', (error) =>
+      this.#logger.debug({ err: error }, 'job events connection error'),
+    );
+    return reader;
+  }
+
+  /** The cluster form of the loop: one non-blocking XREAD per slot, every slot at once. */
+  async #pollSlots(connection: RedisClient): Promise<void> {
+    while (!this.#closed && this.#streams.size > 0) {
+      const groups = groupBySlot([...this.#streams.keys()]);
+      try {
+        const replies = await Promise.all(
+          groups.map(
+            (keys) =>
+              connection.xread(
+                'COUNT',
+                READ_COUNT,
+                'STREAMS',
+                ...keys,
+                ...keys.map((key) => this.#streams.get(key)?.lastId ?? '$'),
+              ) as Promise<StreamReply | null>,
+          ),
+        );
+        let read = 0;
+        for (const reply of replies) read += this.#consume(reply);
+        if (read === 0) await new Promise((resolve) => setTimeout(resolve, CLUSTER_POLL_MS));
+      } catch (error) {
+        if (this.#closed) return;
+        await this.#readFailed(error);
+      }
+    }
+  }
+
+  /** Waiters still time out on their own; the next read retries the streams. */
+  async #readFailed(error: unknown): Promise<void> {
+    this.#logger.warn({ err: error }, 'reading the lanes’ job events failed');
+    await new Promise((resolve) => setTimeout(resolve, BLOCK_MS));
+  }
+
+  /** Wakes the waiters of every job an entry names; returns the number of entries read. */
+  #consume(replies: StreamReply | null): number {
+    let read = 0;
+    for (const [key, entries] of replies ?? []) {
+      const stream = this.#streams.get(key);
+      if (stream === undefined) continue;
+      for (const [id, fields] of entries) {
+        read += 1;
+        stream.lastId = id;
+        const jobId = fieldOf(fields, 'jobId');
+        const waiters = jobId === undefined ? undefined : stream.waiters.get(jobId);
+        if (waiters !== undefined) for (const waiter of waiters) waiter.wake();
+      }
+    }
+    return read;
   }
 }
 

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 
 /** BullMQ job counts the coordinator reports per lane. */
@@ -24,18 +24,20 @@ export const COUNTED_STATES = [
 
 /**
  * One BullMQ Queue per lane, created on first use over the coordinator's shared connection (a
- * Queue's constructor starts I/O, so none is built before `start()`).
+ * Queue's constructor starts I/O, so none is built before `start()`). Each lane's queue has its
+ * own key prefix (`laneBullPrefix`, the lane's hash tag), so on a Redis Cluster lanes spread over
+ * shards.
  */
 export class LaneQueues {
   readonly #queues = new Map<string, Queue>();
-  readonly #connection: Redis;
-  readonly #prefix: string;
+  readonly #connection: RedisClient;
+  readonly #prefixOf: (lane: string) => string;
   readonly #logger: Logger;
   #closed = false;
 
-  constructor(connection: Redis, prefix: string, logger: Logger) {
+  constructor(connection: RedisClient, prefixOf: (lane: string) => string, logger: Logger) {
     this.#connection = connection;
-    this.#prefix = prefix;
+    this.#prefixOf = prefixOf;
     this.#logger = logger;
   }
 
@@ -44,7 +46,7 @@ export class LaneQueues {
     if (this.#closed) throw new Error('LaneQueues is closed');
     let queue = this.#queues.get(lane);
     if (queue === undefined) {
-      queue = new Queue(lane, { connection: this.#connection, prefix: this.#prefix });
+      queue = new Queue(lane, { connection: this.#connection, prefix: this.#prefixOf(lane) });
       queue.on('error', (error) => this.#logger.error({ err: error, lane }, 'lane queue error'));
       this.#queues.set(lane, queue);
     }

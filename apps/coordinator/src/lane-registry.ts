@@ -1,5 +1,5 @@
 import { LaneSpecSchema, type LaneSpec, type Requirements } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { CoordinatorKeys } from './keys.js';
 
@@ -8,13 +8,13 @@ import type { CoordinatorKeys } from './keys.js';
  * on the lane channel so running workers subscribe to it without polling.
  */
 export class LaneRegistry {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: CoordinatorKeys;
   readonly #logger: Logger;
   /** Lanes known to be recorded (a lane record is never deleted), so they are not written again. */
   readonly #recorded = new Set<string>();
 
-  constructor(redis: Redis, keys: CoordinatorKeys, logger: Logger) {
+  constructor(redis: RedisClient, keys: CoordinatorKeys, logger: Logger) {
     this.#redis = redis;
     this.#keys = keys;
     this.#logger = logger;

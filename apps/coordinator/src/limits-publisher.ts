@@ -4,7 +4,7 @@ import {
   type Limits,
   type PublishedLimits,
 } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 
 // KEYS: the fleet limits hash. ARGV: name, value pairs. Raises each field to at least its value
 // (an absent or unreadable field is set) and returns the whole hash, atomically.
@@ -25,7 +25,7 @@ return redis.call('HGETALL', KEYS[1])`;
  * Returns what the fleet now accepts (the widest limits any coordinator enforced).
  */
 export async function publishLimits(
-  redis: Redis,
+  redis: RedisClient,
   key: string,
   limits: Limits,
 ): Promise<PublishedLimits> {

@@ -44,6 +44,7 @@ async function main(): Promise<void> {
   if (tokens === null) logger.warn('FLOWFLEET_AUTH=off: every caller holds every role');
   const coordinator = createCoordinator({
     redisUrl: env.REDIS_URL,
+    redisMode: env.FLOWFLEET_REDIS_MODE,
     prefix: env.FLOWFLEET_PREFIX,
     tokens,
     blobDir: env.FLOWFLEET_BLOB_DIR,

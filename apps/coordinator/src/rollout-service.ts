@@ -10,7 +10,7 @@ import {
   type Limits,
   type RolloutRequest,
 } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { FleetCapacity } from './fleet-capacity.js';
 import type { CoordinatorKeys } from './keys.js';
@@ -30,7 +30,7 @@ export const IDEMPOTENCY_KEY_TTL_SECONDS = JOB_RETENTION_SECONDS;
 
 /** The collaborators the service needs. */
 export interface RolloutServiceOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: CoordinatorKeys;
   readonly limits: Limits;
   /** The model cards whose request rules run at the edge and derive the requirements. */

@@ -1,6 +1,6 @@
 import type { CardRegistry } from '@flowfleet/models';
 import type { FleetLimits, Limits } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { BlobStore } from './blob-store.js';
 import type { FleetReader } from './fleet-reader.js';
@@ -16,7 +16,7 @@ import type { WeightRegistry } from './weight-registry.js';
 
 /** Everything a route handler may use; built once per coordinator, no I/O at construction. */
 export interface CoordinatorServices {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: CoordinatorKeys;
   /** The limits this coordinator enforces at the edge. */
   readonly limits: Limits;

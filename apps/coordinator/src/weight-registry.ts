@@ -10,7 +10,7 @@ import {
   type WeightVersionRecord,
   type WeightVersionReport,
 } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { CoordinatorKeys } from './keys.js';
 import type { BuiltVersion } from './weight-version-builder.js';
 
@@ -44,10 +44,10 @@ const SYNC_STREAM_MAX_LENGTH = 10_000;
  * the per-version report built from the acks workers write.
  */
 export class WeightRegistry {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: CoordinatorKeys;
 
-  constructor(redis: Redis, keys: CoordinatorKeys) {
+  constructor(redis: RedisClient, keys: CoordinatorKeys) {
     this.#redis = redis;
     this.#keys = keys;
   }

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { FlowfleetError } from '@flowfleet/errors';
+import { RedisModeSchema } from '@flowfleet/redis';
 import { z } from 'zod';
 import { parseExtraKernels } from './compute/extra-kernels.js';
 import { DEFAULT_LOCK_SETTINGS, DEFAULT_TIMINGS, type WorkerOptions } from './worker-options.js';
@@ -21,6 +22,8 @@ export function defaultWorkerId(host = hostname(), pid = process.pid): string {
  */
 export const workerEnvSchema = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }),
+  /** `standalone` (default) or `cluster`: REDIS_URL then names any seed node of the cluster. */
+  FLOWFLEET_REDIS_MODE: RedisModeSchema,
   FLOWFLEET_COORDINATOR_URL: z.url({
     protocol: /^https?$/,
     error: 'must be an http:// or https:// URL',
@@ -92,6 +95,7 @@ export function parseWorkerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
 export function workerOptionsFromEnv(env: WorkerEnv): WorkerOptions {
   return {
     redisUrl: env.REDIS_URL,
+    redisMode: env.FLOWFLEET_REDIS_MODE,
     coordinatorUrl: env.FLOWFLEET_COORDINATOR_URL,
     ...(env.FLOWFLEET_WORKER_TOKEN !== undefined
       ? { workerToken: env.FLOWFLEET_WORKER_TOKEN }

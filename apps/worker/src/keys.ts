@@ -3,7 +3,7 @@ import { fleetKeys, type FleetKeys } from '@flowfleet/protocol';
 /**
  * Every Redis key the worker touches (STYLE.md rule 4). The worker has no private keys: it writes
  * exactly the shared layout the coordinator reads (manifest, heartbeat, acks) and BullMQ builds its
- * own keys under `bullPrefix`.
+ * own keys under `laneBullPrefix(lane)`.
  */
 export type WorkerKeys = FleetKeys;
 

@@ -1,6 +1,7 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
 import type { PlatformFacts } from '@flowfleet/platform';
+import type { RedisMode } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { ExtraKernel } from './compute/extra-kernels.js';
 
@@ -47,6 +48,8 @@ export const DEFAULT_TIMINGS = Object.freeze({
 /** How to build a worker. Only `redisUrl`, `coordinatorUrl` and `workerId` are required. */
 export interface WorkerOptions {
   readonly redisUrl: string;
+  /** `standalone` (default) or `cluster` (`redisUrl` then names any seed node). */
+  readonly redisMode?: RedisMode;
   /** Base URL of the coordinator (result uploads, weight blobs). */
   readonly coordinatorUrl: string;
   /** Bearer token with the `worker` role; omit when the coordinator runs without auth. */
@@ -116,6 +119,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   positive('locks.maxStalledCount', locks.maxStalledCount, 1);
   return {
     redisUrl: options.redisUrl,
+    redisMode: options.redisMode ?? 'standalone',
     coordinatorUrl: options.coordinatorUrl.replace(/\/+$/, ''),
     workerToken: options.workerToken,
     workerId: options.workerId,

@@ -336,6 +336,18 @@ export const ERROR_CODES = {
     httpStatus: 404,
     summary: 'waitForSync names a weight version that was never synced for the component.',
   },
+  REDIS_URL_INVALID: {
+    source: 'redis',
+    httpStatus: 500,
+    summary:
+      'REDIS_URL cannot be used in the chosen FLOWFLEET_REDIS_MODE (not a redis:// or rediss:// URL, or no host); nothing connects.',
+  },
+  REDIS_MODE_MISMATCH: {
+    source: 'redis',
+    httpStatus: 500,
+    summary:
+      'FLOWFLEET_REDIS_MODE does not match the Redis it reached (standalone on a cluster node, or cluster without masters ready); nothing starts.',
+  },
   CLI_USAGE: {
     source: 'cli',
     httpStatus: 400,

@@ -4,16 +4,22 @@ const KEY_PART = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
  * The Redis key layout the worker and coordinator share (STYLE.md rule 4: one module builds every
- * key). Every key and the BullMQ prefix carry the hash tag `{<prefix>}`, so they live in one Redis
- * Cluster slot and multi-key Lua scripts (sync, forgetting a dead worker) stay legal there.
+ * key). Control-plane keys (workers, heartbeats, lanes, weights, sync stream, limits) carry the one
+ * hash tag `{<prefix>}`, so they live in one Redis Cluster slot and multi-key Lua scripts (sync,
+ * forgetting a dead worker) stay legal there. Each lane's BullMQ queue has a tag of its own,
+ * `{<prefix>:<lane>}`, so on a cluster the lanes (where the job traffic is) spread over shards,
+ * while every key of one queue (and so every BullMQ script) stays in one slot.
  */
 export interface FleetKeys {
   /** The configured prefix, e.g. `ff`. */
   readonly prefix: string;
   /** `{<prefix>}`: the hash tag that starts every key. */
   readonly tag: string;
-  /** The BullMQ `prefix` option for every lane queue. */
-  readonly bullPrefix: string;
+  /**
+   * The BullMQ `prefix` option of one lane's queue: `{<prefix>:<lane>}:bull`, the lane's own hash
+   * tag. Its keys are `<that>:<lane>:<suffix>` (BullMQ's layout).
+   */
+  laneBullPrefix(lane: string): string;
   /** Set: ids of registered workers. */
   readonly workers: string;
   /** String: a worker's manifest JSON. */
@@ -57,15 +63,15 @@ export function fleetKeyPart(what: string, value: string): string {
 
 /**
  * The key layout under `prefix` (default `ff`).
- * @throws FlowfleetError PROTO_INVALID_KEY when the prefix, a worker id, component or version is
- *   not a valid key part
+ * @throws FlowfleetError PROTO_INVALID_KEY when the prefix, a worker id, lane, component or version
+ *   is not a valid key part
  */
 export function fleetKeys(prefix = 'ff'): FleetKeys {
   const tag = `{${fleetKeyPart('key prefix', prefix)}}`;
   return Object.freeze({
     prefix,
     tag,
-    bullPrefix: `${tag}:bull`,
+    laneBullPrefix: (lane: string) => `{${prefix}:${fleetKeyPart('lane', lane)}}:bull`,
     workers: `${tag}:workers`,
     worker: (workerId: string) => `${tag}:worker:${fleetKeyPart('worker id', workerId)}`,
     heartbeat: (workerId: string) => `${tag}:heartbeat:${fleetKeyPart('worker id', workerId)}`,

@@ -8,8 +8,8 @@ import { parseLogLine, type LogLevel, type LogRecord } from '../format/log-line.
 import { appLaunch, type FleetApp } from './app-launch.js';
 import { coordinatorEnv, workerEnv, type LocalFleetTokens } from './fleet-env.js';
 import { freePort } from './free-port.js';
-import type { LocalRedis } from './local-redis.js';
-import { resolveRedis } from './resolve-redis.js';
+import type { LocalRedis } from '../local-redis/local-redis.js';
+import { resolveRedis } from '../local-redis/resolve-redis.js';
 import { ServiceProcess, describeExit, type ServiceExit } from './service-process.js';
 import { waitUntil } from './wait-until.js';
 

@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 
 /** What the subscriber needs. */
 export interface FleetSubscriberOptions {
   /** A dedicated connection (it enters subscriber mode). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly logger: Logger;
 }
 

@@ -1,10 +1,10 @@
 import { once } from 'node:events';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 
 const QUIT_TIMEOUT_MS = 2_000;
 
 /** QUIT, then wait for the connection to end (disconnect if QUIT fails or hangs). */
-export async function quitRedis(redis: Redis): Promise<void> {
+export async function quitRedis(redis: RedisClient): Promise<void> {
   if (redis.status === 'end') return;
   if (redis.status !== 'ready') {
     // Never connected, or reconnecting: nothing to QUIT politely; stop any retry.

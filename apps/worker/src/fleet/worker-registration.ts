@@ -1,5 +1,5 @@
 import { manifestDigestOf, type WorkerHeartbeat, type WorkerManifest } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { WorkerKeys } from '../keys.js';
 
@@ -8,7 +8,7 @@ export const LOAD_BEAT_INTERVAL_MS = 200;
 
 /** What the registration reads each time it writes. */
 export interface RegistrationOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: WorkerKeys;
   readonly workerId: string;
   readonly heartbeatTtlMs: number;

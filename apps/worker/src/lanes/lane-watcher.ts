@@ -5,12 +5,12 @@ import {
   type LaneSpec,
   type WorkerManifest,
 } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 
 /** What the lane watcher needs. */
 export interface LaneWatcherOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: FleetKeys;
   /** The worker's current manifest (its capabilities). */
   readonly manifest: () => WorkerManifest;

@@ -1,5 +1,6 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import { Redis } from 'ioredis';
+import { createRedis, isCluster, type RedisClient } from '@flowfleet/redis';
+import type { Redis } from 'ioredis';
 import { FleetSubscriber } from '../fleet/fleet-subscriber.js';
 import { quitRedis } from '../fleet/quit-redis.js';
 import { step, type PhaseParts, type StartUpContext } from './shutdown-plan.js';
@@ -7,20 +8,26 @@ import { step, type PhaseParts, type StartUpContext } from './shutdown-plan.js';
 /** The worker's Redis connections. */
 export interface RedisParts extends PhaseParts {
   /** Commands: registration, syncs, lanes, and every BullMQ call. */
-  readonly redis: Redis;
-  /** Dedicated to the lane event waker's `XREAD BLOCK`. */
-  readonly events: Redis;
+  readonly redis: RedisClient;
+  /**
+   * Dedicated to the lane event waker's `XREAD BLOCK` (standalone only). On a Redis Cluster each
+   * lane's events stream is in its own slot and one XREAD cannot span them: idle workers poll
+   * their lanes every `pollIntervalMs` instead, and there is no events connection.
+   */
+  readonly events: Redis | undefined;
   /** The fleet's pub/sub channels, on their own connection. */
   readonly channels: FleetSubscriber;
 }
 
 /**
- * Phase 1: connects the three connections, or none (a failure disconnects them all).
+ * Phase 1: connects the three connections (two on a cluster), or none (a failure disconnects
+ * them all). All go through the one factory, in `options.redisMode`.
  * @throws FlowfleetError WORKER_REDIS_UNAVAILABLE
  */
 export async function connectRedis({ options, logger }: StartUpContext): Promise<RedisParts> {
-  const connection = (role: string): Redis => {
-    const redis = new Redis(options.redisUrl, {
+  const connection = (role: string): RedisClient => {
+    const redis = createRedis(options.redisUrl, {
+      mode: options.redisMode,
       lazyConnect: true,
       // BullMQ needs it on a connection it is handed; it also keeps commands queued (not failed)
       // across a Redis restart.
@@ -32,11 +39,13 @@ export async function connectRedis({ options, logger }: StartUpContext): Promise
   };
   const redis = connection('main');
   const subscriber = connection('subscriber');
-  const events = connection('events');
+  const blocking = options.redisMode === 'cluster' ? undefined : connection('events');
+  const events = blocking === undefined || isCluster(blocking) ? undefined : blocking;
+  const all = [redis, subscriber, ...(events === undefined ? [] : [events])];
   try {
-    await Promise.all([redis.connect(), subscriber.connect(), events.connect()]);
+    await Promise.all(all.map((each) => each.connect()));
   } catch (cause) {
-    for (const each of [redis, subscriber, events]) each.disconnect();
+    for (const each of all) each.disconnect();
     throw new FlowfleetError('WORKER_REDIS_UNAVAILABLE', 'cannot reach Redis', { cause });
   }
   return {
@@ -45,7 +54,7 @@ export async function connectRedis({ options, logger }: StartUpContext): Promise
     channels: new FleetSubscriber({ redis: subscriber, logger }),
     shutdown: [
       step('redis', () => Promise.all([subscriber, redis].map(quitRedis))),
-      step('redis (events)', async () => events.disconnect()),
+      step('redis (events)', async () => events?.disconnect()),
     ],
   };
 }

@@ -37,8 +37,8 @@ export function openLanes(
   const { syncer } = parts.weights;
   const queue = createBullmqJobQueue<RolloutSummary>({
     connection: parts.redis.redis,
-    events: parts.redis.events,
-    bullPrefix: keys.bullPrefix,
+    ...(parts.redis.events === undefined ? {} : { events: parts.redis.events }),
+    bullPrefix: keys.laneBullPrefix,
     consumerName: options.workerId,
     locks: options.locks,
     logger,

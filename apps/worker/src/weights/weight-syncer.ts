@@ -15,7 +15,7 @@ import {
   type WeightSync,
   type WeightVersionRecord,
 } from '@flowfleet/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import {
@@ -45,7 +45,7 @@ export interface WeightTarget {
 
 /** What `WeightSyncer` needs. */
 export interface WeightSyncerOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: FleetKeys;
   readonly workerId: string;
   readonly target: WeightTarget;

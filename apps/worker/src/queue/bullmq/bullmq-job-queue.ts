@@ -1,3 +1,4 @@
+import type { RedisClient } from '@flowfleet/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { LockSettings } from '../../worker-options.js';
@@ -9,14 +10,14 @@ import { PollingSignal, type WorkSignal } from './work-signal.js';
 /** What the BullMQ job queue is built from. */
 export interface BullmqJobQueueOptions {
   /** Shared by every lane (maxRetriesPerRequest: null); the queue never closes it. */
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   /**
    * Dedicated to the lane event waker's `XREAD BLOCK`, which wakes an idle worker as soon as a
    * job is added; without it, `waitForWork` polls. The queue never closes it.
    */
   readonly events?: Redis;
-  /** BullMQ's key prefix (the fleet's `bullPrefix`). */
-  readonly bullPrefix: string;
+  /** BullMQ's key prefix of a lane (the fleet's `laneBullPrefix`: each lane its own hash tag). */
+  readonly bullPrefix: (lane: string) => string;
   /** Recorded as each job's `processedBy` (the worker id). */
   readonly consumerName: string;
   readonly locks: LockSettings;
@@ -68,7 +69,7 @@ class BullmqJobQueue<R> implements JobQueue<R> {
     const opened = await BullmqLane.open<R>({
       lane,
       connection,
-      bullPrefix,
+      bullPrefix: bullPrefix(lane),
       consumerName,
       locks,
       logger,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JobProgress } from '@flowfleet/protocol';
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { LockSettings } from '../../worker-options.js';
 import type { HeldJob, JobFailure, LaneConsumer } from '../job-queue.js';
@@ -12,7 +12,7 @@ import { LockKeeper } from './lock-keeper.js';
 export interface BullmqLaneOptions {
   readonly lane: string;
   /** Shared (maxRetriesPerRequest: null); every command of the lane goes through it. */
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly bullPrefix: string;
   /** Recorded by BullMQ as a job's `processedBy`; the prefix of every lock token. */
   readonly consumerName: string;

@@ -1,3 +1,4 @@
+import type { RedisClient } from '@flowfleet/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { WorkSignal } from './work-signal.js';
@@ -11,17 +12,17 @@ const ERROR_PAUSE_MS = 250;
 
 /** What the waker needs. */
 export interface LaneEventWakerOptions {
-  /** A dedicated connection: XREAD BLOCK holds it. */
+  /** A dedicated connection to one server (standalone only): XREAD BLOCK holds it. */
   readonly blocking: Redis;
-  /** Any other connection, for CLIENT UNBLOCK and reading a stream's last id. */
-  readonly control: Redis;
+  /** Any other connection to the same server, for CLIENT UNBLOCK and reading a stream's last id. */
+  readonly control: RedisClient;
   readonly logger: Logger;
 }
 
 /**
  * Lets the idle dispatcher sleep until a lane has work, without polling every lane: one
- * `XREAD BLOCK` over the BullMQ event streams of every served lane (they share the `{prefix}`
- * hash tag, so this is one Cluster slot). `added`/`waiting`/`stalled` events wake it; a `delayed`
+ * `XREAD BLOCK` over the BullMQ event streams of every served lane, on one server (standalone
+ * mode only: on a Redis Cluster each lane has its own slot, and the queue polls instead). `added`/`waiting`/`stalled` events wake it; a `delayed`
  * event (a retry with backoff) schedules a wake-up for when it is due. `wake()` interrupts a
  * blocked read with `CLIENT UNBLOCK` (a new lane, a freed slot, close).
  *

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FlowfleetError } from '@flowfleet/errors';
-import { freePort } from './free-port.js';
+import { freePort } from '../local-fleet/free-port.js';
 import { INSTALL_REDIS_HINT, type LocalRedis } from './local-redis.js';
 import { pingRedis } from './ping-redis.js';
-import { ServiceProcess, describeExit } from './service-process.js';
+import { ServiceProcess, describeExit } from '../local-fleet/service-process.js';
 
 /** How to start a redis-server child. */
 export interface RedisProcessOptions {

@@ -1,0 +1,119 @@
+import { FlowfleetError } from '@flowfleet/errors';
+import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
+import type { RedisMode } from './redis-mode.js';
+
+/** A connection of either mode: ioredis `Redis` (one server) or `Cluster` (every master). */
+export type RedisClient = Redis | Cluster;
+
+/** How one connection is made. */
+export interface RedisConnectOptions {
+  /** `standalone` (default) or `cluster` (then the URL names any seed node). */
+  readonly mode?: RedisMode;
+  /** `CLIENT SETNAME` of the connection (of each node's connection on a cluster). */
+  readonly connectionName?: string;
+  /** Connect only on `connect()` (default false: at once, as ioredis does). */
+  readonly lazyConnect?: boolean;
+  /** ioredis's per-command retry bound; `null` (what BullMQ needs) keeps commands queued. */
+  readonly maxRetriesPerRequest?: number | null;
+  /** Delay before reconnect attempt `attempt` (ms), or null to give up (the cluster's too). */
+  readonly retryStrategy?: (attempt: number) => number | null;
+}
+
+/** True for a Redis Cluster connection. */
+export function isCluster(client: RedisClient): client is Cluster {
+  return client instanceof Cluster;
+}
+
+type SeedOptions = Pick<RedisOptions, 'username' | 'password' | 'tls'>;
+
+/** The seed node and the options every node connection shares, from a cluster URL. */
+function clusterSeed(url: string): { nodes: ClusterNode[]; redisOptions: SeedOptions } {
+  const parsed = parseRedisUrl(url);
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  return {
+    nodes: [{ host, port: parsed.port === '' ? 6379 : Number(parsed.port) }],
+    redisOptions: {
+      ...(parsed.username === '' ? {} : { username: decodeURIComponent(parsed.username) }),
+      ...(parsed.password === '' ? {} : { password: decodeURIComponent(parsed.password) }),
+      ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+  };
+}
+
+/**
+ * `url` parsed as `redis://[user:password@]host[:port]` or `rediss://…`.
+ * @throws FlowfleetError REDIS_URL_INVALID
+ */
+export function parseRedisUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (cause) {
+    throw invalidUrl(url, 'not a URL', cause);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw invalidUrl(url, `scheme ${parsed.protocol} is not redis: or rediss:`);
+  }
+  if (parsed.hostname === '') throw invalidUrl(url, 'no host');
+  return parsed;
+}
+
+function invalidUrl(url: string, reason: string, cause?: unknown): FlowfleetError {
+  let shown = '(unparseable url)';
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    shown = parsed.toString();
+  } catch {
+    // keep the placeholder: the text may hold a password
+  }
+  return new FlowfleetError('REDIS_URL_INVALID', `REDIS_URL ${shown}: ${reason}`, {
+    details: { url: shown, reason },
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/**
+ * The one place a flowfleet app opens a Redis connection. `standalone`: an ioredis `Redis` on
+ * `url`. `cluster`: an ioredis `Cluster` seeded from `url` (any node; it discovers the others and
+ * follows MOVED/ASK), reading and writing on masters only. BullMQ accepts either as `connection`.
+ * @throws FlowfleetError REDIS_URL_INVALID when a cluster URL cannot be parsed
+ */
+export function createRedis(url: string, options: RedisConnectOptions = {}): RedisClient {
+  const common = {
+    ...(options.connectionName === undefined ? {} : { connectionName: options.connectionName }),
+    ...(options.maxRetriesPerRequest === undefined
+      ? {}
+      : { maxRetriesPerRequest: options.maxRetriesPerRequest }),
+  };
+  const lazy = options.lazyConnect === undefined ? {} : { lazyConnect: options.lazyConnect };
+  const retry = options.retryStrategy;
+  if ((options.mode ?? 'standalone') === 'standalone') {
+    return new Redis(url, {
+      ...common,
+      ...lazy,
+      ...(retry === undefined ? {} : { retryStrategy: retry }),
+    });
+  }
+  const { nodes, redisOptions } = clusterSeed(url);
+  return new Cluster(nodes, {
+    ...lazy,
+    redisOptions: { ...redisOptions, ...common },
+    scaleReads: 'master',
+    ...(retry === undefined ? {} : { clusterRetryStrategy: (attempt: number) => retry(attempt) }),
+  });
+}
+
+/**
+ * Every master behind `client`: the client itself on one server, each master node's connection
+ * on a cluster (known once the cluster is connected).
+ */
+export function masterConnections(client: RedisClient): Redis[] {
+  return isCluster(client) ? client.nodes('master') : [client];
+}
+
+/** `host:port` of one node connection, for messages. */
+export function nodeAddress(node: Redis): string {
+  const { host, port } = node.options;
+  return `${host ?? '?'}:${port ?? '?'}`;
+}
