@@ -29,25 +29,29 @@ const CONSTRAINTS: readonly Constraint[] = [
 /** How many lanes `recordLanes` creates. */
 export const SCALE_LANES = CONSTRAINTS.length * 2;
 
+/** The `i`-th held job of a burst: round-robin over the lanes `recordLanes` made. */
+export function heldLaneJob(i: number): RolloutRequestInput {
+  const sampler = i % 2 === 0 ? 'sde' : 'ode';
+  const constraints = CONSTRAINTS[Math.floor(i / 2) % CONSTRAINTS.length]!;
+  return {
+    model: 'wan21-mini',
+    prompt: `scale burst ${i}`,
+    seeds: [i + 1],
+    steps: 2,
+    sampler,
+    constraints,
+    waitForCapacity: true,
+  };
+}
+
 /**
  * Enqueues one held wan21-mini job per requirement set and answers the distinct lanes.
  * @throws Error when two sets map to one lane (the count would be wrong)
  */
 export async function recordLanes(client: FlowfleetClient): Promise<string[]> {
   const lanes = new Set<string>();
-  for (const sampler of ['sde', 'ode'] as const) {
-    for (const [i, constraints] of CONSTRAINTS.entries()) {
-      const job = await client.enqueueRollouts({
-        model: 'wan21-mini',
-        prompt: `scale lane ${sampler} ${i}`,
-        seeds: [1],
-        steps: 2,
-        sampler,
-        constraints,
-        waitForCapacity: true,
-      });
-      lanes.add(job.lane);
-    }
+  for (let i = 0; i < SCALE_LANES; i += 1) {
+    lanes.add((await client.enqueueRollouts(heldLaneJob(i))).lane);
   }
   if (lanes.size !== SCALE_LANES)
     throw new Error(`expected ${SCALE_LANES} lanes, got ${lanes.size}`);

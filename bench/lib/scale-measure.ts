@@ -98,13 +98,55 @@ export function redisLoad(before: CostSample, after: CostSample, info: string): 
   };
 }
 
-/** Samples Redis for `windowMs` of whatever runs meanwhile (here: heartbeats only). */
-export async function measureRedisLoad(redis: Redis, windowMs: number): Promise<RedisLoad> {
-  const before = await sampleCost(redis);
-  await new Promise((resolve) => setTimeout(resolve, windowMs));
-  const after = await sampleCost(redis);
-  const info = `${await redis.info('memory')}\n${await redis.info('clients')}`;
-  return redisLoad(before, after, info);
+/** The load on every master over one window: the sum, and each master's share. */
+export interface ClusterLoad extends RedisLoad {
+  readonly perMaster: readonly (RedisLoad & {
+    readonly node: string;
+    readonly commandShare: number;
+  })[];
+}
+
+type Master = { readonly node: string; readonly redis: Redis };
+
+/** Samples every master around `during` (a wait of the window, or work to watch). */
+export async function measureLoad(
+  masters: readonly Master[],
+  during: () => Promise<unknown>,
+): Promise<ClusterLoad> {
+  const before = await Promise.all(masters.map(({ redis }) => sampleCost(redis)));
+  await during();
+  const after = await Promise.all(masters.map(({ redis }) => sampleCost(redis)));
+  const each = await Promise.all(
+    masters.map(async ({ node, redis }, i) => {
+      const info = `${await redis.info('memory')}\n${await redis.info('clients')}`;
+      return { node, ...redisLoad(before[i]!, after[i]!, info) };
+    }),
+  );
+  const sum = (pick: (load: RedisLoad) => number) => each.reduce((a, load) => a + pick(load), 0);
+  const commands = sum((load) => load.commandsPerSec);
+  const top: Record<string, number> = {};
+  for (const load of each) {
+    for (const [name, rate] of Object.entries(load.topCommands))
+      top[name] = round((top[name] ?? 0) + rate, 1);
+  }
+  return {
+    windowS: each[0]?.windowS ?? 0,
+    commandsPerSec: round(commands, 1),
+    cpuPercentOfOneCore: round(
+      sum((load) => load.cpuPercentOfOneCore),
+      2,
+    ),
+    topCommands: top,
+    usedMemoryMb: round(
+      sum((load) => load.usedMemoryMb),
+      1,
+    ),
+    connectedClients: sum((load) => load.connectedClients),
+    perMaster: each.map((load) => ({
+      ...load,
+      commandShare: round(commands > 0 ? load.commandsPerSec / commands : 0, 3),
+    })),
+  };
 }
 
 /** Enqueue → start latency of no-op jobs, one at a time (the workers idle when each arrives). */

@@ -2,6 +2,7 @@
 // (bench/lib/sim-worker-main.ts, many workers each) added in steps so a phase's fleet is the
 // previous phase's plus new workers, and the coordinator process (bench/lib/coordinator-main.ts).
 import { readFileSync } from 'node:fs';
+import type { RedisMode } from '@flowfleet/redis';
 import { request, spawnTsx, type BenchChild } from './child-process.js';
 import { processCpuMs } from './process-cpu.js';
 
@@ -110,6 +111,7 @@ export class SimFleet {
             BENCH_SIM_FIRST: String(first),
             BENCH_SIM_COUNT: String(count),
             BENCH_SIM_RAMP_MS: String(this.#options.rampMs),
+            FLOWFLEET_REDIS_MODE: this.#options.mode,
           },
           // 2,500 ioredis clients and their manifests per process need more than the default heap.
           nodeArgs: ['--max-old-space-size=2048'],
@@ -148,6 +150,7 @@ export class SimFleet {
 export interface SimFleetOptions {
   readonly redisUrl: string;
   readonly prefix: string;
+  readonly mode: RedisMode;
   /** Children added per growth step. */
   readonly processes: number;
   /** Each child spreads its registrations over this long. */

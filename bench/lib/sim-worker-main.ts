@@ -1,13 +1,14 @@
 // One process of bench:scale's simulated fleet: `BENCH_SIM_COUNT` workers numbered from
-// `BENCH_SIM_FIRST`, each with its own ioredis connection (as a real worker's command connection)
+// `BENCH_SIM_FIRST`, each with its own Redis connection (as a real worker's command connection:
+// `createRedis` in FLOWFLEET_REDIS_MODE, an ioredis Cluster on a cluster)
 // and the worker's own ManifestKeeper + WorkerRegistration: the same manifest, set membership and
 // heartbeat writes at the production heartbeat interval. They run no jobs (load: 0 active, no
 // lanes). Registrations are spread over `BENCH_SIM_RAMP_MS` so heartbeats are not in lock-step.
 // IPC: `{op: 'status'}` → `{registered, failed}`; `{op: 'cpu'}` → process.cpuUsage(); SIGTERM
 // closes every registration (heartbeat deleted) and connection, then exits.
 import { fleetKeys } from '@flowfleet/protocol';
+import { createRedis, RedisModeSchema, type RedisClient } from '@flowfleet/redis';
 import { DEFAULT_HEARTBEAT_TTL_MS, ManifestKeeper, WorkerRegistration } from '@flowfleet/worker';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import {
   profileAt,
@@ -24,6 +25,7 @@ function envInt(name: string, fallback?: number): number {
 }
 
 const redisUrl = process.env['REDIS_URL'] ?? '';
+const mode = RedisModeSchema.parse(process.env['FLOWFLEET_REDIS_MODE'] ?? 'standalone');
 const prefix = process.env['FLOWFLEET_PREFIX'] ?? 'ff';
 const first = envInt('BENCH_SIM_FIRST');
 const count = envInt('BENCH_SIM_COUNT');
@@ -36,7 +38,7 @@ const bases = new Map<string, SimManifestBase>(
 );
 
 interface SimWorker {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly registration: WorkerRegistration;
 }
 
@@ -47,7 +49,8 @@ let closing = false;
 async function startOne(index: number): Promise<void> {
   const workerId = `sim-${String(index).padStart(5, '0')}`;
   const profile = profileAt(index);
-  const redis = new Redis(redisUrl, {
+  const redis = createRedis(redisUrl, {
+    mode,
     lazyConnect: true,
     maxRetriesPerRequest: null,
     connectionName: `flowfleet-worker:${workerId}:main`,
