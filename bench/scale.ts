@@ -12,7 +12,8 @@
 // Env: BENCH_SCALE_WORKERS (default 1000,10000), BENCH_SCALE_MODES (standalone,cluster),
 // BENCH_SCALE_PROCS (sim processes added per step, default 4), BENCH_SCALE_QUERIES (matrix
 // queries, default 200), BENCH_SCALE_FLEET_QUERIES (default 50), BENCH_SCALE_ENQUEUES (default
-// 50), BENCH_SCALE_BURST (held jobs per burst, default 320), BENCH_SCALE_WINDOW_MS (15000).
+// 50), BENCH_SCALE_BURST (held jobs per burst, default 320), BENCH_SCALE_WINDOW_MS (15000),
+// BENCH_SCALE_RESULTS (results file name, default scale).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,6 +61,7 @@ process.setMaxListeners(64); // one exit hook per child process
 async function runMode(
   mode: RedisMode,
   teardown: Teardown,
+  onPhase: (phases: readonly ScalePhase[], backend: ScaleBackend) => void,
 ): Promise<{ backend: ScaleBackend; phases: ScalePhase[] }> {
   const backend = await startScaleBackend(mode, MAX_CLIENTS);
   teardown.add(`redis (${mode})`, () => backend.stop());
@@ -143,6 +145,7 @@ async function runMode(
       },
     });
     printPhase(phases.at(-1)!);
+    onPhase(phases, backend);
   }
   if (lanes.length !== SCALE_LANES) throw new Error('lane count changed');
   // Free the machine for the next mode.
@@ -155,51 +158,64 @@ async function runMode(
 
 await runBench(async (teardown) => {
   const loadBefore = loads();
-  const runs = [];
-  for (const mode of MODES) runs.push(await runMode(mode, teardown));
-  const phases = runs.flatMap((run) => run.phases);
-  printPhases(phases);
-  const byMode = Object.fromEntries(runs.map((run) => [run.backend.mode, modeFigures(run.phases)]));
-  const file = writeResults('scale', {
-    figures: {
-      ...(byMode['standalone'] ?? {}),
-      matrixP99GoalMs: 100,
-      ...(byMode['cluster'] === undefined ? {} : { cluster: byMode['cluster'] }),
-    },
-    setup: {
-      modes: runs.map((run) => ({
-        mode: run.backend.mode,
-        redis: run.backend.version,
-        masters: run.backend.masters.length,
-      })),
-      sizes: SIZES,
-      simProcessesPerStep: PROCS,
-      heartbeatIntervalMs: BEAT_MS,
-      lanes: `${SCALE_LANES} wan21-mini lanes (held jobs, nobody consumes) + 1 no-op lane`,
-      realWorkers: `${REAL_WORKERS} bench/lib/noop-worker-main.ts processes (cpu backend) serving the no-op lane`,
-      queries: {
-        matrix: QUERIES,
-        fleet: FLEET_QUERIES,
-        enqueues: ENQUEUES,
-        burst: BURST,
-        sequential: true,
+  const runs: { backend: ScaleBackend; phases: readonly ScalePhase[] }[] = [];
+  // Written after every phase (complete: false until the last), so a cut-short run keeps its figures.
+  const write = (complete: boolean): string => {
+    const phases = runs.flatMap((run) => run.phases);
+    const byMode = Object.fromEntries(
+      runs.map((run) => [run.backend.mode, modeFigures(run.phases)]),
+    );
+    const file = writeResults(process.env['BENCH_SCALE_RESULTS'] ?? 'scale', {
+      figures: {
+        ...(byMode['standalone'] ?? {}),
+        matrixP99GoalMs: 100,
+        ...(byMode['cluster'] === undefined ? {} : { cluster: byMode['cluster'] }),
       },
-      redisWindowMs: WINDOW_MS,
-      platformMix: SIM_PROFILES.map((p) => ({ profile: p.name, share: p.share })),
-      loadAverageBefore: loadBefore,
-      loadAverageAfter: loads(),
-    },
-    phases,
-    notes: [
-      'figures.* are the single redis-server runs, figures.cluster.* the 3-master cluster runs; w0 is the baseline of the same run: the same coordinator, lanes and 2 real workers with no simulated worker registered.',
-      'Heartbeat load: INFO commandstats / cpu deltas over a quiet window (no queries, no jobs): the simulated heartbeats (SET … PX) plus the idle traffic of the real workers and the coordinator.',
-      'Query latency: wall time of sequential requests from this process to the coordinator process (HTTP, body read) while heartbeats flow.',
-      'enqueue → start: the job’s startedAt (BullMQ processedOn, ms resolution) minus the time just before POST /v1/rollouts; one job at a time.',
-      'Lane burst: held jobs enqueued one after another round-robin over the 32 lanes; its per-master command share is where lane traffic lands (control-plane keys — heartbeats, manifests, lane records — share one slot, so heartbeats all land on one master).',
-      'The machine is shared with other engineers: see loadAvg per phase.',
-    ],
-  });
-  console.log(`wrote ${file}`);
+      setup: {
+        modes: runs.map((run) => ({
+          mode: run.backend.mode,
+          redis: run.backend.version,
+          masters: run.backend.masters.length,
+        })),
+        sizes: SIZES,
+        simProcessesPerStep: PROCS,
+        heartbeatIntervalMs: BEAT_MS,
+        lanes: `${SCALE_LANES} wan21-mini lanes (held jobs, nobody consumes) + 1 no-op lane`,
+        realWorkers: `${REAL_WORKERS} bench/lib/noop-worker-main.ts processes (cpu backend) serving the no-op lane`,
+        queries: {
+          matrix: QUERIES,
+          fleet: FLEET_QUERIES,
+          enqueues: ENQUEUES,
+          burst: BURST,
+          sequential: true,
+        },
+        redisWindowMs: WINDOW_MS,
+        platformMix: SIM_PROFILES.map((p) => ({ profile: p.name, share: p.share })),
+        loadAverageBefore: loadBefore,
+        loadAverageAfter: loads(),
+      },
+      phases,
+      complete,
+      notes: [
+        'figures.* are the single redis-server runs, figures.cluster.* the 3-master cluster runs; w0 is the baseline of the same run: the same coordinator, lanes and 2 real workers with no simulated worker registered.',
+        'Heartbeat load: INFO commandstats / cpu deltas over a quiet window (no queries, no jobs): the simulated heartbeats (SET … PX) plus the idle traffic of the real workers and the coordinator.',
+        'Query latency: wall time of sequential requests from this process to the coordinator process (HTTP, body read) while heartbeats flow.',
+        'enqueue → start: the job’s startedAt (BullMQ processedOn, ms resolution) minus the time just before POST /v1/rollouts; one job at a time.',
+        'Lane burst: held jobs enqueued one after another round-robin over the 32 lanes; its per-master command share is where lane traffic lands (control-plane keys — heartbeats, manifests, lane records — share one slot, so heartbeats all land on one master).',
+        'The machine is shared with other engineers: see loadAvg per phase.',
+      ],
+    });
+    return file;
+  };
+  for (const mode of MODES) {
+    const index = runs.length;
+    await runMode(mode, teardown, (phases, backend) => {
+      runs[index] = { backend, phases: [...phases] };
+      write(false);
+    });
+  }
+  printPhases(runs.flatMap((run) => run.phases));
+  console.log(`wrote ${write(true)}`);
 });
 
 /** Polls GET /v1/fleet until `want` workers are live. */

@@ -44,9 +44,10 @@ interface SimWorker {
 
 const workers: SimWorker[] = [];
 let failed = 0;
+const REGISTER_ATTEMPTS = 5;
 let closing = false;
 
-async function startOne(index: number): Promise<void> {
+async function tryStartOne(index: number): Promise<boolean> {
   const workerId = `sim-${String(index).padStart(5, '0')}`;
   const profile = profileAt(index);
   const redis = createRedis(redisUrl, {
@@ -79,11 +80,22 @@ async function startOne(index: number): Promise<void> {
     await redis.connect();
     await registration.start();
     workers.push({ redis, registration });
+    return true;
   } catch (error) {
-    failed += 1;
-    logger.error({ err: error, workerId }, 'simulated worker failed to register');
+    logger.warn({ err: error, workerId }, 'simulated worker failed to register');
     redis.disconnect();
+    return false;
   }
+}
+
+/** Registers worker `index`, retrying a failed connect (a cluster's slot refresh under load). */
+async function startOne(index: number): Promise<void> {
+  for (let attempt = 1; attempt <= REGISTER_ATTEMPTS; attempt += 1) {
+    if (closing || (await tryStartOne(index))) return;
+    await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+  }
+  failed += 1;
+  logger.error({ index }, `simulated worker failed to register ${REGISTER_ATTEMPTS} times`);
 }
 
 async function startAll(): Promise<void> {
