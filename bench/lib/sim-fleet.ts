@@ -127,7 +127,10 @@ export class SimFleet {
         ),
       );
       const failed = statuses.reduce((sum, s) => sum + s.failed, 0);
-      if (failed > 0) throw new Error(`${failed} simulated workers failed to register`);
+      if (failed > 0) {
+        const tail = fresh.map((child) => child.output().slice(-600)).join('\n');
+        throw new Error(`${failed} simulated workers failed to register:\n${tail}`);
+      }
       const registered = statuses.reduce((sum, s) => sum + s.registered, 0);
       if (registered === add) return;
       if (Date.now() > deadline) throw new Error(`only ${registered}/${add} registered in time`);

@@ -44,7 +44,7 @@ interface SimWorker {
 
 const workers: SimWorker[] = [];
 let failed = 0;
-const REGISTER_ATTEMPTS = 5;
+const REGISTER_ATTEMPTS = 20;
 let closing = false;
 
 async function tryStartOne(index: number): Promise<boolean> {
@@ -92,7 +92,7 @@ async function tryStartOne(index: number): Promise<boolean> {
 async function startOne(index: number): Promise<void> {
   for (let attempt = 1; attempt <= REGISTER_ATTEMPTS; attempt += 1) {
     if (closing || (await tryStartOne(index))) return;
-    await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(3_000, 500 * attempt)));
   }
   failed += 1;
   logger.error({ index }, `simulated worker failed to register ${REGISTER_ATTEMPTS} times`);
