@@ -29,13 +29,15 @@ async function serverVersion(url: string): Promise<string> {
 }
 
 /**
- * Starts a throwaway Redis and resolves once it answers.
+ * Starts a throwaway Redis and resolves once it answers; `extraArgs` go after a redis-server
+ * child's defaults (e.g. `['--maxclients', '20000']`), and then it is always a child.
  * @throws FlowfleetError CLI_REDIS_UNAVAILABLE (no redis-server, no container engine),
  *   CLI_CHILD_FAILED, CLI_START_TIMEOUT
  */
-export async function startBenchRedis(): Promise<BenchRedis> {
+export async function startBenchRedis(extraArgs: readonly string[] = []): Promise<BenchRedis> {
   const redis = await resolveRedis({
     appendonly: false,
+    ...(extraArgs.length === 0 ? {} : { starter: 'redis-server' as const, extraArgs }),
     onChoice: (choice) => console.error(`bench: ${describeRedisChoice(choice)}`),
   });
   // Last resort when the script dies without running its teardown.

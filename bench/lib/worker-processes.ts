@@ -8,7 +8,7 @@ import { spawnTsx, type BenchChild } from './child-process.js';
 /** How to start worker processes. */
 export interface WorkerProcessOptions {
   readonly redisUrl: string;
-  readonly coordinator: BenchCoordinator;
+  readonly coordinator: Pick<BenchCoordinator, 'url' | 'prefix'>;
   /** Who asks the coordinator whether they are live. */
   readonly client: FlowfleetClient;
   /** Default: the worker app, `apps/worker/src/main.ts`. */

@@ -1,4 +1,5 @@
 import {
+  manifestDigestOf,
   WorkerHeartbeatSchema,
   WorkerManifestSchema,
   type WorkerHeartbeat,
@@ -25,9 +26,14 @@ export interface FleetReaderOptions {
   readonly logger: Logger;
   /** A worker dead for longer than this is removed from the registry. */
   readonly deadWorkerRetentionMs: number;
+  /** How long `workers()` answers from its last read (default 1 000 ms; 0: always read). */
+  readonly maxAgeMs?: number;
   /** The clock (tests pass their own). */
   readonly now?: () => number;
 }
+
+/** Keys per MGET: large enough to be cheap, small enough not to stall Redis. */
+const MGET_CHUNK = 1_000;
 
 // KEYS: heartbeat, workers set, manifest, dead-workers hash; ARGV: worker id.
 const FORGET_DEAD_WORKER = `
@@ -36,6 +42,19 @@ redis.call('SREM', KEYS[2], ARGV[1])
 redis.call('DEL', KEYS[3])
 redis.call('HDEL', KEYS[4], ARGV[1])
 return 1`;
+
+/** A manifest as last read: its JSON, that text's digest, and the parsed value. */
+interface KnownManifest {
+  readonly text: string;
+  readonly digest: string;
+  readonly manifest: WorkerManifest;
+}
+
+/** A heartbeat as last read (undefined when it was malformed). */
+interface KnownBeat {
+  readonly text: string;
+  readonly beat: WorkerHeartbeat | undefined;
+}
 
 function parseJson(text: string | null): unknown {
   if (text === null) return undefined;
@@ -49,69 +68,130 @@ function parseJson(text: string | null): unknown {
 /**
  * Reads the fleet from Redis: manifests joined with heartbeats. Redis data is untrusted, so each
  * manifest and heartbeat is validated; a malformed one is logged and the worker left out (or, for
- * a heartbeat, treated as absent).
+ * a heartbeat, treated as absent). Manifests change rarely and are large, heartbeats change every
+ * beat and are small, so a read fetches every heartbeat but only the manifests it does not hold
+ * in the form the heartbeat names (`manifestDigest`): new workers, rewritten manifests, and every
+ * live worker whose heartbeat names none (older workers). Each text is validated once.
  */
 export class FleetReader {
   readonly #options: FleetReaderOptions;
-  /** The last manifest read per worker: its JSON and the parsed value (parsed again on change). */
-  readonly #manifests = new Map<
-    string,
-    { readonly text: string; readonly manifest: WorkerManifest }
-  >();
+  readonly #maxAgeMs: number;
+  readonly #manifests = new Map<string, KnownManifest>();
+  readonly #beats = new Map<string, KnownBeat>();
+  #snapshot: { readonly at: number; readonly views: WorkerView[] } | undefined;
+  #refreshing: Promise<WorkerView[]> | undefined;
 
   constructor(options: FleetReaderOptions) {
     this.#options = options;
+    this.#maxAgeMs = options.maxAgeMs ?? 1_000;
   }
 
-  /** Every registered worker, sorted by id; prunes long-dead and manifest-less entries. */
+  /**
+   * Every registered worker, sorted by id, from a read at most `maxAgeMs` old (concurrent callers
+   * share one read); the read prunes long-dead and manifest-less entries. Callers must not mutate
+   * the answer: it is shared.
+   */
   async workers(): Promise<WorkerView[]> {
-    const { views, missing } = await this.#read();
-    const forgotten = await this.#prune(views, missing);
-    return views.filter((view) => !forgotten.has(view.workerId));
+    const snapshot = this.#snapshot;
+    if (snapshot !== undefined && this.#now() - snapshot.at < this.#maxAgeMs) {
+      return snapshot.views;
+    }
+    this.#refreshing ??= this.#refresh().finally(() => (this.#refreshing = undefined));
+    return this.#refreshing;
   }
 
-  /** Every registered worker with a valid manifest, sorted by id, without pruning (no writes). */
+  /** Every registered worker with a valid manifest, sorted by id: a fresh read, no pruning. */
   async read(): Promise<WorkerView[]> {
     return (await this.#read()).views;
   }
 
+  /** Only the live workers (of `workers()`). */
+  async liveWorkers(): Promise<WorkerView[]> {
+    return (await this.workers()).filter((view) => view.alive);
+  }
+
+  #now(): number {
+    return (this.#options.now ?? Date.now)();
+  }
+
+  async #refresh(): Promise<WorkerView[]> {
+    const at = this.#now();
+    const { views, missing } = await this.#read();
+    const forgotten = await this.#prune(views, missing);
+    const kept =
+      forgotten.size === 0 ? views : views.filter((view) => !forgotten.has(view.workerId));
+    this.#snapshot = { at, views: kept };
+    return kept;
+  }
+
   async #read(): Promise<{ views: WorkerView[]; missing: string[] }> {
-    const { redis, keys, logger } = this.#options;
+    const { redis, keys } = this.#options;
     const ids = (await redis.smembers(keys.workers)).sort();
-    for (const id of this.#manifests.keys()) if (!ids.includes(id)) this.#manifests.delete(id);
+    const registered = new Set(ids);
+    for (const id of this.#manifests.keys()) if (!registered.has(id)) this.#manifests.delete(id);
+    for (const id of this.#beats.keys()) if (!registered.has(id)) this.#beats.delete(id);
     if (ids.length === 0) return { views: [], missing: [] };
-    const pipeline = redis.pipeline();
-    for (const id of ids) pipeline.get(keys.worker(id)).get(keys.heartbeat(id));
-    const replies = (await pipeline.exec()) ?? [];
+    const beatTexts = await this.#mget(ids.map((id) => keys.heartbeat(id)));
+    const beats = ids.map((id, i) => this.#parseBeat(id, beatTexts[i] ?? null));
+    const stale = ids.filter((id, i) => {
+      const known = this.#manifests.get(id);
+      if (known === undefined) return true;
+      if (beatTexts[i] === null) return false;
+      const digest = beats[i]?.manifestDigest;
+      return digest === undefined || digest !== known.digest;
+    });
+    const texts = await this.#mget(stale.map((id) => keys.worker(id)));
+    const missing = new Set<string>();
+    stale.forEach((id, i) => {
+      const text = texts[i] ?? null;
+      if (text === null) {
+        this.#manifests.delete(id);
+        missing.add(id);
+      } else {
+        this.#parseManifest(id, text);
+      }
+    });
     const views: WorkerView[] = [];
-    const missing: string[] = [];
     ids.forEach((workerId, i) => {
-      const [manifestError, manifestText] = replies[2 * i] ?? [null, null];
-      const [beatError, beatText] = replies[2 * i + 1] ?? [null, null];
-      if (manifestError !== null || beatError !== null) {
-        throw manifestError ?? beatError;
-      }
-      if (manifestText === null) {
-        missing.push(workerId);
-        return;
-      }
-      const manifest = this.#parseManifest(workerId, manifestText as string);
-      if (manifest === undefined) return;
-      const beat =
-        beatText === null
-          ? undefined
-          : WorkerHeartbeatSchema.safeParse(parseJson(beatText as string));
-      if (beat !== undefined && !beat.success) {
-        logger.warn({ workerId, issues: beat.error.issues }, 'ignoring a malformed heartbeat');
-      }
+      const known = this.#manifests.get(workerId);
+      if (known === undefined || missing.has(workerId)) return;
+      const beat = beats[i];
       views.push({
         workerId,
-        alive: beatText !== null,
-        manifest,
-        ...(beat?.success === true ? { heartbeat: beat.data } : {}),
+        alive: beatTexts[i] !== null,
+        manifest: known.manifest,
+        ...(beat === undefined ? {} : { heartbeat: beat }),
       });
     });
-    return { views, missing };
+    return { views, missing: [...missing] };
+  }
+
+  /** GETs `keys` in chunks of MGET_CHUNK (one round trip: ioredis pipelines them). */
+  async #mget(keys: readonly string[]): Promise<(string | null)[]> {
+    const chunks: string[][] = [];
+    for (let i = 0; i < keys.length; i += MGET_CHUNK) chunks.push(keys.slice(i, i + MGET_CHUNK));
+    const replies = await Promise.all(chunks.map((chunk) => this.#options.redis.mget(...chunk)));
+    return replies.flat();
+  }
+
+  /** A worker's heartbeat, validated once per distinct text; undefined when absent or malformed. */
+  #parseBeat(workerId: string, text: string | null): WorkerHeartbeat | undefined {
+    if (text === null) {
+      this.#beats.delete(workerId);
+      return undefined;
+    }
+    const known = this.#beats.get(workerId);
+    if (known?.text === text) return known.beat;
+    const parsed = WorkerHeartbeatSchema.safeParse(parseJson(text));
+    if (!parsed.success) {
+      this.#options.logger.warn(
+        { workerId, issues: parsed.error.issues },
+        'ignoring a malformed heartbeat',
+      );
+    }
+    const beat = parsed.success ? parsed.data : undefined;
+    this.#beats.set(workerId, { text, beat });
+    return beat;
   }
 
   /** A worker's manifest, validated once per distinct JSON text; undefined when malformed. */
@@ -127,36 +207,40 @@ export class FleetReader {
       );
       return undefined;
     }
-    this.#manifests.set(workerId, { text, manifest: parsed.data });
+    this.#manifests.set(workerId, {
+      text,
+      digest: manifestDigestOf(text),
+      manifest: parsed.data,
+    });
     return parsed.data;
   }
 
-  /** Only the live workers. */
-  async liveWorkers(): Promise<WorkerView[]> {
-    return (await this.workers()).filter((view) => view.alive);
-  }
-
-  /** Forgets ids without a manifest, and workers dead for longer than the retention. */
+  /**
+   * Forgets ids without a manifest, and workers dead for longer than the retention. The
+   * dead-since hash holds only dead workers, so it is read whole and only the differences
+   * written: a first death is stamped, a return clears its stamp.
+   */
   async #prune(views: readonly WorkerView[], missing: readonly string[]): Promise<Set<string>> {
     const { redis, keys, deadWorkerRetentionMs } = this.#options;
-    const now = (this.#options.now ?? Date.now)();
+    const now = this.#now();
+    const since = await redis.hgetall(keys.deadWorkers);
     const pipeline = redis.pipeline();
     for (const id of missing) pipeline.srem(keys.workers, id).hdel(keys.deadWorkers, id);
-    const dead = views.filter((view) => !view.alive).map((view) => view.workerId);
+    const expired: string[] = [];
     for (const view of views) {
-      if (view.alive) pipeline.hdel(keys.deadWorkers, view.workerId);
-      else pipeline.hsetnx(keys.deadWorkers, view.workerId, String(now));
+      const stamp = since[view.workerId];
+      if (view.alive) {
+        if (stamp !== undefined) pipeline.hdel(keys.deadWorkers, view.workerId);
+      } else if (stamp === undefined) {
+        pipeline.hsetnx(keys.deadWorkers, view.workerId, String(now));
+      } else if (now - Number(stamp) > deadWorkerRetentionMs) {
+        expired.push(view.workerId);
+      }
     }
-    if (dead.length > 0) pipeline.hmget(keys.deadWorkers, ...dead);
-    const replies = (await pipeline.exec()) ?? [];
+    if (pipeline.length > 0) {
+      for (const [error] of (await pipeline.exec()) ?? []) if (error !== null) throw error;
+    }
     const forgotten = new Set<string>();
-    if (dead.length === 0) return forgotten;
-    const [error, since] = replies.at(-1) ?? [null, []];
-    if (error !== null) throw error;
-    const expired = dead.filter((_, i) => {
-      const at = Number((since as (string | null)[])[i]);
-      return Number.isFinite(at) && now - at > deadWorkerRetentionMs;
-    });
     for (const id of expired) {
       // Atomic with the liveness check: a worker that came back meanwhile keeps its manifest.
       const removed = await redis.eval(

@@ -102,6 +102,41 @@ describe('fleet views', () => {
     expect(capacity).toMatchObject({ backlog: 3, eligibleWorkers: ['a'], capacity: 3 });
   });
 
+  it('judges workers of equal capability together and lists the eligible in fleet order', () => {
+    const cuda = (id: string, concurrency: number): WorkerView => {
+      const view = worker(id, true, [row('flow_sde_step', 'cuda', 'sm90')], concurrency);
+      return {
+        ...view,
+        manifest: {
+          ...view.manifest,
+          platform: { device: 'cuda', arch: 'sm90', features: [], cpuArch: 'x86-64-v3' },
+        },
+      };
+    };
+    const cpuOnly = (id: string) => worker(id, true, [row('flow_sde_step', 'cpu', 'generic')], 1);
+    const fleet = [cuda('g1', 4), cpuOnly('p1'), cuda('g2', 8), cpuOnly('p2'), cuda('g3', 2)];
+    const lane = (n: number, devices: ('cpu' | 'cuda')[], minArch = {}): LaneSpec => ({
+      lane: `lane-${String(n).padStart(16, '0')}`,
+      requirements: {
+        model: 'wan21-mini',
+        ops: ['flow_sde_step'],
+        components: [],
+        devices,
+        minArch,
+        dtype: 'float32',
+      },
+      createdAt: '2026-11-30T00:00:00.000Z',
+    });
+    const [gpu, any, sm90] = laneCapacities(
+      [lane(1, ['cuda']), lane(2, ['cuda', 'cpu']), lane(3, ['cuda'], { cuda: 'sm90' })],
+      new Map(),
+      fleet,
+    );
+    expect(gpu).toMatchObject({ eligibleWorkers: ['g1', 'g2', 'g3'], capacity: 14 });
+    expect(any).toMatchObject({ eligibleWorkers: ['g1', 'p1', 'g2', 'p2', 'g3'], capacity: 16 });
+    expect(sm90).toMatchObject({ eligibleWorkers: ['g1', 'g2', 'g3'] });
+  });
+
   it('summarizes load from the heartbeat and zero for dead workers', () => {
     const summary = summarizeWorkers(workers);
     expect(summary.map((w) => [w.workerId, w.alive, w.activeJobs])).toEqual([

@@ -23,6 +23,8 @@ export type { BlobDigest } from './blob-digest.js';
 export { admissionSchema, admitRolloutRequest } from './rollout-admission.js';
 export type { AdmittedRollout } from './rollout-admission.js';
 export { FleetCapacity } from './fleet-capacity.js';
+export { FleetReader } from './fleet-reader.js';
+export type { FleetReaderOptions, WorkerView } from './fleet-reader.js';
 export type { CapacityCheck, WorkerVerdict } from './fleet-capacity.js';
 export { publishLimits } from './limits-publisher.js';
 

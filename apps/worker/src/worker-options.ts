@@ -28,6 +28,9 @@ export const DEFAULT_LOCK_SETTINGS: LockSettings = Object.freeze({
   maxStalledCount: 3,
 });
 
+/** Production heartbeat TTL (ms); the heartbeat is refreshed every third of it. */
+export const DEFAULT_HEARTBEAT_TTL_MS = 15_000;
+
 /** Default bounds and intervals (ms). */
 export const DEFAULT_TIMINGS = Object.freeze({
   /** Active jobs get this long to finish on close before they are handed back to the queue. */
@@ -150,7 +153,11 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     workerId: options.workerId,
     prefix: options.prefix ?? 'ff',
     concurrency,
-    heartbeatTtlMs: positive('heartbeatTtlMs', options.heartbeatTtlMs ?? 15_000, 300),
+    heartbeatTtlMs: positive(
+      'heartbeatTtlMs',
+      options.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
+      300,
+    ),
     backend: options.backend ?? 'auto',
     ortThreads: positive('ortThreads', options.ortThreads ?? concurrency),
     ortIntraOpThreads: positive('ortIntraOpThreads', options.ortIntraOpThreads ?? 1),

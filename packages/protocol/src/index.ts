@@ -27,7 +27,7 @@ export { LaneSpecSchema } from './lane-spec.js';
 export type { LaneSpec } from './lane-spec.js';
 export { WorkerManifestSchema } from './worker-manifest.js';
 export type { ManifestRow, WorkerManifest } from './worker-manifest.js';
-export { WorkerHeartbeatSchema } from './worker-heartbeat.js';
+export { manifestDigestOf, WorkerHeartbeatSchema } from './worker-heartbeat.js';
 export type { WorkerHeartbeat } from './worker-heartbeat.js';
 export { manifestSatisfies } from './manifest-satisfies.js';
 export { archAtLeast } from './arch.js';

@@ -28,6 +28,8 @@ export interface RedisProcessOptions extends LocalRedisOptions {
   readonly wrapper?: readonly string[];
   /** Also listen on this Unix socket (reachable from any namespace); PING goes there. */
   readonly unixSocket?: string;
+  /** More server arguments, after the defaults (e.g. `['--maxclients', '20000']`). */
+  readonly extraArgs?: readonly string[];
 }
 
 const HOST = '127.0.0.1';
@@ -57,6 +59,7 @@ function redisArgs(port: number, dir: string, options: RedisProcessOptions): str
     'no',
     '--logfile',
     '',
+    ...(options.extraArgs ?? []),
   ];
 }
 

@@ -1,4 +1,4 @@
-import type { WorkerHeartbeat, WorkerManifest } from '@flowfleet/protocol';
+import { manifestDigestOf, type WorkerHeartbeat, type WorkerManifest } from '@flowfleet/protocol';
 import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { WorkerKeys } from '../keys.js';
@@ -22,8 +22,9 @@ export interface RegistrationOptions {
 /**
  * The worker's presence in Redis: its manifest (a plain key, kept after it stops so the
  * coordinator can show it dead), its id in the workers set, and a heartbeat key with a TTL,
- * refreshed every third of the TTL with the current load. The heartbeat is deleted on close so
- * the fleet sees the worker gone at once.
+ * refreshed every third of the TTL with the current load and the digest of the manifest in Redis
+ * (taken up only once a rewrite has landed, so a reader that sees a new digest finds that
+ * manifest). The heartbeat is deleted on close so the fleet sees the worker gone at once.
  */
 export class WorkerRegistration {
   readonly #options: RegistrationOptions;
@@ -32,6 +33,7 @@ export class WorkerRegistration {
   #lastBeatAt = Number.NEGATIVE_INFINITY;
   #closed = false;
   #manifestWrite: Promise<void> = Promise.resolve();
+  #manifestDigest: string | undefined;
 
   constructor(options: RegistrationOptions) {
     this.#options = options;
@@ -40,9 +42,11 @@ export class WorkerRegistration {
   /** Writes manifest, set membership and the first heartbeat (in one MULTI), then beats. */
   async start(): Promise<void> {
     const { redis, keys, workerId, heartbeatTtlMs } = this.#options;
+    const manifest = JSON.stringify(this.#options.manifest());
+    this.#manifestDigest = manifestDigestOf(manifest);
     await redis
       .multi()
-      .set(keys.worker(workerId), JSON.stringify(this.#options.manifest()))
+      .set(keys.worker(workerId), manifest)
       .sadd(keys.workers, workerId)
       .set(keys.heartbeat(workerId), JSON.stringify(this.#heartbeat()), 'PX', heartbeatTtlMs)
       .exec();
@@ -55,7 +59,9 @@ export class WorkerRegistration {
     this.#manifestWrite = this.#manifestWrite.then(async () => {
       if (this.#closed) return;
       try {
-        await redis.set(keys.worker(workerId), JSON.stringify(this.#options.manifest()));
+        const manifest = JSON.stringify(this.#options.manifest());
+        await redis.set(keys.worker(workerId), manifest);
+        this.#manifestDigest = manifestDigestOf(manifest);
       } catch (error) {
         logger.warn({ err: error }, 'could not rewrite the manifest');
       }
@@ -114,6 +120,7 @@ export class WorkerRegistration {
       workerId: this.#options.workerId,
       at: new Date().toISOString(),
       ...this.#options.load(),
+      ...(this.#manifestDigest === undefined ? {} : { manifestDigest: this.#manifestDigest }),
     };
   }
 
