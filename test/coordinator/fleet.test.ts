@@ -3,6 +3,7 @@ import { ScalingSchema } from '@flowfleet/protocol';
 import { SUMMARY_BYTES_HEADER, fleetKeys } from '@flowfleet/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
+import { waitUntil } from '../worker/fleet-fixture.js';
 import {
   componentRow,
   fakeManifest,
@@ -274,8 +275,12 @@ describe('scaling memory', () => {
       fixture.prefix,
       fakeManifest('w-cpu', { weights: { dit: 3 } }),
     );
-    await get('/v1/scaling');
-    const stored = JSON.parse((await fixture.redis.hget(key, 'cpu/x86-64-v3')) ?? '{}');
+    // The fleet view is at most a second old: poll until it shows the new worker.
+    const stored = await waitUntil(async () => {
+      await get('/v1/scaling');
+      const value = await fixture.redis.hget(key, 'cpu/x86-64-v3');
+      return value === null ? undefined : (JSON.parse(value) as Record<string, unknown>);
+    }, 'the live worker to replace its remembered class');
     expect(stored).toMatchObject({ workerId: 'w-cpu', weights: {} });
   });
 });

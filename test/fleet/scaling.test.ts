@@ -127,7 +127,11 @@ describe('GET /v1/scaling', () => {
       // Scaled to zero, the class is remembered: a new v4 job asks for one replica again.
       await v4.close();
       await v2.close();
-      const gone = await classOf(fleet, V4_CLASS);
+      // The fleet view is at most a second old: wait until it no longer shows the closed workers.
+      const gone = await waitUntil(async () => {
+        const entry = await classOf(fleet, V4_CLASS);
+        return entry.workers === 0 ? entry : undefined;
+      }, 'the closed v4 worker to leave the fleet view');
       expect(gone).toMatchObject({ source: 'remembered', workers: 0, jobsPerReplica: 1 });
       const stored = await fleet.redis.hget(coordinatorKeys(fleet.prefix).scalingClasses, V4_CLASS);
       expect(JSON.parse(stored ?? '{}')).toMatchObject({ platform: { arch: 'x86-64-v4' } });

@@ -184,7 +184,10 @@ export class RetentionSweeper {
 
   async #heldVersions(): Promise<Map<string, Set<number>>> {
     const held = new Map<string, Set<number>>();
-    for (const worker of await this.#options.fleet.liveWorkers()) {
+    // A fresh read, not the fleet's shared snapshot (up to a second old): a worker that has just
+    // registered holding a version must keep it.
+    const live = (await this.#options.fleet.read()).filter((view) => view.alive);
+    for (const worker of live) {
       for (const [component, version] of Object.entries(worker.manifest.weights)) {
         held.set(component, (held.get(component) ?? new Set()).add(version));
       }
