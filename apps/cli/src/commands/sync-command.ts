@@ -10,6 +10,7 @@ import { EXIT_CODES } from '../exit-codes.js';
 import { acksTable, sourceCells } from '../format/fleet-tables.js';
 import { formatBytes, formatMs } from '../format/numbers.js';
 import { remoteClient, withRemoteOptions, type RemoteOptions } from '../remote-client.js';
+import { fleetAfterSync } from '../fleet-after-sync.js';
 
 /** Options of `flowfleet sync`. */
 export interface SyncFlags extends RemoteOptions {
@@ -199,7 +200,7 @@ export async function runSync(
   if (progress !== undefined) {
     const [report, fleet] = await Promise.all([
       client.weights(component, {}, { signal: io.signal }),
-      client.fleet({ signal: io.signal }),
+      fleetAfterSync(client, component, sync.version, progress.okWorkers, io.signal),
     ]);
     line(
       io.out,

@@ -29,6 +29,7 @@ import {
 import { pushDitVersion, type DemoSync } from './demo-sync.js';
 import { perturbWeights } from './grpo.js';
 import { WorkerEvents } from './worker-events.js';
+import { fleetAfterSync } from '../fleet-after-sync.js';
 
 /** Options of `flowfleet demo`. */
 export interface DemoFlags extends FleetFlags {
@@ -266,7 +267,7 @@ async function showSync(
   );
   const [report, fleetView] = await Promise.all([
     client.weights('dit', {}, { signal }),
-    client.fleet({ signal }),
+    fleetAfterSync(client, 'dit', sync.version, progress.okWorkers, signal),
   ]);
   out.lines(syncTable(pushed, report, fleetView, events.staged('dit', sync.version)));
   if (sync.previous !== null) {

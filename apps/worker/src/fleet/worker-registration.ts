@@ -55,13 +55,25 @@ export class WorkerRegistration {
 
   /** Rewrites the manifest (after a weight sync); writes are serialised, failures logged. */
   refreshManifest(): Promise<void> {
-    const { redis, keys, workerId, logger } = this.#options;
+    const { redis, keys, workerId, logger, heartbeatTtlMs } = this.#options;
     this.#manifestWrite = this.#manifestWrite.then(async () => {
       if (this.#closed) return;
       try {
         const manifest = JSON.stringify(this.#options.manifest());
-        await redis.set(keys.worker(workerId), manifest);
+        const previous = this.#manifestDigest;
+        // The manifest and a heartbeat naming its digest land together: the coordinator re-reads
+        // a manifest only when the heartbeat's digest changes.
         this.#manifestDigest = manifestDigestOf(manifest);
+        try {
+          await redis
+            .multi()
+            .set(keys.worker(workerId), manifest)
+            .set(keys.heartbeat(workerId), JSON.stringify(this.#heartbeat()), 'PX', heartbeatTtlMs)
+            .exec();
+        } catch (error) {
+          this.#manifestDigest = previous;
+          throw error;
+        }
       } catch (error) {
         logger.warn({ err: error }, 'could not rewrite the manifest');
       }
