@@ -5,7 +5,8 @@
   result upload, an enqueue carrying its Idempotency-Key); any request whose connection was
   refused or whose name did not resolve (it never left).
 - Which failures: no answer (refused, reset, cut short), a try past its timeout, and 408, 429,
-  502, 503, 504, 507 (a full blob store). Never another 4xx, 500 or another 5xx, an answer too large, a cancel.
+  502, 503, 504, 507 (a full blob store). Never another 4xx, 500 or another 5xx, an answer too
+  large, a cancel.
 - When: exponential backoff from ``base_delay_s``, doubling to ``max_delay_s``, each wait
   jittered to [½, 1] of it; a longer ``Retry-After`` (seconds or an HTTP date) is honoured.
 - How long: at most ``attempts`` tries (``math.inf``: as many as fit); no retry starts more than
