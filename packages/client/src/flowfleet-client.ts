@@ -1,5 +1,10 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import { readRolloutFile, type RolloutFile } from '@flowfleet/formats';
+import {
+  readRolloutFile,
+  RolloutSummarySchema,
+  type RolloutFile,
+  type RolloutSummary,
+} from '@flowfleet/formats';
 import {
   EnqueuedRolloutSchema,
   FleetSchema,
@@ -213,6 +218,14 @@ export class FlowfleetClient {
       },
       ResultUploadSchema,
     );
+  }
+
+  /**
+   * The summary stored with job `id`'s result (worker or viewer role): the first stored stands.
+   * @throws FlowfleetError API_RESULT_NOT_FOUND, API_JOB_NOT_FOUND, transport codes
+   */
+  storedSummary(id: string, call?: CallOptions): Promise<RolloutSummary> {
+    return this.#get(`/v1/results/${segment(id)}/summary`, RolloutSummarySchema, call);
   }
 
   /** Every registered worker, live and dead. @throws transport codes */

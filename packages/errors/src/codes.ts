@@ -481,7 +481,7 @@ export const ERROR_CODES = {
     source: 'worker',
     httpStatus: 409,
     summary:
-      'The job already holds a different result.safetensors from an earlier attempt (another backend or weight version ran it); the stored result stands and the job fails without retry.',
+      "The job already holds a different result.safetensors from an earlier attempt (another backend or weight version ran it). The stored result stands: the job completes with the earlier attempt's summary (logged at warn), or, when that attempt stored no summary, fails without retry. A worker that lost the job meanwhile logs it, then WORKER_JOB_LOST.",
   },
   WORKER_JOB_LOST: {
     source: 'worker',

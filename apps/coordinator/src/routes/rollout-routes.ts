@@ -1,4 +1,5 @@
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
+import { RolloutSummarySchema } from '@flowfleet/formats';
 import {
   EnqueuedRolloutSchema,
   IDEMPOTENCY_KEY_HEADER,
@@ -141,6 +142,31 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
         .header('content-type', 'application/octet-stream')
         .header('content-length', opened.sizeBytes)
         .send(opened.stream);
+    },
+  });
+
+  api.get('/v1/results/:id/summary', {
+    schema: { params: JobIdParamsSchema, response: { 200: RolloutSummarySchema } },
+    config: {
+      flowfleet: {
+        roles: ['worker', 'viewer'],
+        summary:
+          "The summary.json stored with job id's result: the first one stored stands, so a " +
+          'retried attempt whose different result was refused (409) completes with this one',
+        errors: ['API_JOB_NOT_FOUND', 'API_RESULT_NOT_FOUND'],
+        usesRedis: true,
+      },
+    },
+    handler: async (request) => {
+      const { id } = request.params;
+      const summary = await jobs.summary(id);
+      if (summary === undefined) {
+        if (!(await rollouts.exists(id))) throw jobNotFound(id);
+        throw new FlowfleetError('API_RESULT_NOT_FOUND', `rollout ${id} has no stored summary`, {
+          details: { id },
+        });
+      }
+      return summary;
     },
   });
 

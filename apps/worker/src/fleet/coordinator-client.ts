@@ -1,5 +1,6 @@
 import { FlowfleetClient, type RetryOptions } from '@flowfleet/client';
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
+import type { RolloutSummary } from '@flowfleet/formats';
 import type { Logger } from 'pino';
 
 /** What became of a result upload: stored now, already stored with the same bytes, or not. */
@@ -116,6 +117,29 @@ export class CoordinatorClient {
       throw new FlowfleetError(
         'WORKER_RESULT_UPLOAD_FAILED',
         `results of job ${jobId}: ${error.message}`,
+        { details: { jobId, code: error.code }, cause: error },
+      );
+    }
+  }
+
+  /**
+   * The summary stored with job `jobId`'s result, or undefined when none is (retried like an
+   * upload).
+   * @throws FlowfleetError WORKER_RESULT_UPLOAD_FAILED (`details.code`: the last failure's),
+   *   CLIENT_ABORTED
+   */
+  async storedSummary(jobId: string, signal?: AbortSignal): Promise<RolloutSummary | undefined> {
+    try {
+      return await this.#client.storedSummary(jobId, {
+        retry: this.#uploadRetry,
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (error) {
+      if (isFlowfleetError(error, 'API_RESULT_NOT_FOUND')) return undefined;
+      if (!isFlowfleetError(error) || error.code === 'CLIENT_ABORTED') throw error;
+      throw new FlowfleetError(
+        'WORKER_RESULT_UPLOAD_FAILED',
+        `stored summary of job ${jobId}: ${error.message}`,
         { details: { jobId, code: error.code }, cause: error },
       );
     }

@@ -48,6 +48,14 @@ export interface RolloutJobRunnerOptions {
     files: ResultFiles,
     signal?: AbortSignal,
   ) => Promise<ResultUploadOutcome>;
+  /**
+   * The summary stored with a job's result, or undefined when none is: after a conflict, the
+   * earlier attempt's result stands and the job completes with its summary.
+   */
+  readonly storedSummary: (
+    jobId: string,
+    signal?: AbortSignal,
+  ) => Promise<RolloutSummary | undefined>;
   readonly logger: Logger;
 }
 
@@ -91,12 +99,12 @@ export class RolloutJobRunner {
     computed?.();
     await progress.flush();
     const { result: resultBytes, summary } = rolloutOutput(data.id, result, this.#options.workerId);
-    await this.#store(data.id, resultBytes, summary, logger, signal);
+    const stored = await this.#store(data.id, resultBytes, summary, logger, signal);
     logger.info(
-      { weights: summary.weightsVersions, totalMs: Math.round(summary.timings.totalMs) },
+      { weights: stored.weightsVersions, totalMs: Math.round(summary.timings.totalMs) },
       'rollout completed',
     );
-    return summary;
+    return stored;
   }
 
   async #validate(lane: string, job: RunnableJob): Promise<RolloutJob> {
@@ -193,28 +201,47 @@ export class RolloutJobRunner {
     };
   }
 
+  /**
+   * Stores the result and answers the summary the job completes with: this attempt's, or — when an
+   * earlier attempt of the same job stored a different result (it ran on other weights, say a job
+   * with no pinned version retried after a sync, or on another backend) — the earlier one's,
+   * which stands: the job is answered once, by the first result stored.
+   * @throws FlowfleetError WORKER_RESULT_CONFLICT when a different result is stored without a
+   *   summary (its attempt died between the two writes)
+   */
   async #store(
     jobId: string,
     resultBytes: Uint8Array,
     summary: RolloutSummary,
     logger: Logger,
     signal: AbortSignal | undefined,
-  ): Promise<void> {
+  ): Promise<RolloutSummary> {
     const files: ResultFiles = {
       summary: new TextEncoder().encode(JSON.stringify(summary)),
       result: resultBytes,
     };
     const outcome = await this.#options.putResults(jobId, files, signal);
-    if (outcome === 'conflict') {
-      throw new FlowfleetError(
-        'WORKER_RESULT_CONFLICT',
-        `job ${jobId} already has a different result.safetensors (an earlier attempt ran on other weights or another backend)`,
-        { details: { jobId, weights: summary.weightsVersions, backend: summary.backend } },
-      );
-    }
     // A summary differs per attempt (worker, timings): after an identical result, the first one
     // stored stands.
     if (outcome === 'unchanged') logger.info('an earlier attempt had stored the same result');
+    if (outcome !== 'conflict') return summary;
+    const conflict = new FlowfleetError(
+      'WORKER_RESULT_CONFLICT',
+      `job ${jobId} already has a different result.safetensors (an earlier attempt ran on other weights or another backend)`,
+      { details: { jobId, weights: summary.weightsVersions, backend: summary.backend } },
+    );
+    const earlier = await this.#options.storedSummary(jobId, signal);
+    if (earlier === undefined) throw conflict;
+    logger.warn(
+      {
+        err: conflict,
+        code: conflict.code,
+        storedWeights: earlier.weightsVersions,
+        storedBy: earlier.worker,
+      },
+      'a different result of this job is stored; it stands, and the job completes with its summary',
+    );
+    return earlier;
   }
 }
 

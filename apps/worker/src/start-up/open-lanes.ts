@@ -51,6 +51,7 @@ export function openLanes(
     ensureWeights: (component, requirement, signal) =>
       syncer.ensure(component, requirement, options.weightsWaitMs, signal),
     putResults: (jobId, files, signal) => link.coordinator.putResults(jobId, files, signal),
+    storedSummary: (jobId, signal) => link.coordinator.storedSummary(jobId, signal),
     logger,
   });
   const server = new LaneServer({
