@@ -97,9 +97,13 @@ export class RolloutJobRunner {
     const result = await this.#runOnRequiredWeights(instance, data, progress, signal);
     // The compute is over: the next job may start while this one's result is stored.
     computed?.();
-    await progress.flush();
     const { result: resultBytes, summary } = rolloutOutput(data.id, result, this.#options.workerId);
-    const stored = await this.#store(data.id, resultBytes, summary, logger, signal);
+    // The upload goes to the coordinator, progress to Redis: neither waits for the other (a slow
+    // or cut Redis link does not hold the result back), and the job completes after both.
+    const [stored] = await Promise.all([
+      this.#store(data.id, resultBytes, summary, logger, signal),
+      progress.flush(),
+    ]);
     logger.info(
       { weights: stored.weightsVersions, totalMs: Math.round(summary.timings.totalMs) },
       'rollout completed',
