@@ -73,7 +73,7 @@ describe('createRedis', () => {
         password: 'p@ss',
         sentinelPassword: 'sp',
         enableTLSForSentinelMode: true,
-        failoverDetector: true,
+        failoverDetector: false,
       });
       expect(masterConnections(client)).toEqual([client]);
     } finally {

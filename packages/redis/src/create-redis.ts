@@ -101,9 +101,9 @@ function reconnectOnReadonly(error: Error): 2 | false {
  * The one place a flowfleet app opens a Redis connection. `standalone`: an ioredis `Redis` on
  * `url`. `cluster`: an ioredis `Cluster` seeded from `url` (any node; it discovers the others and
  * follows MOVED/ASK), reading and writing on masters only. `sentinel`: an ioredis `Redis` on the
- * master the sentinels name (asked again on every reconnect; the failover detector drops the
- * connection on `+switch-master`, and a `READONLY` reply reconnects and resends). BullMQ accepts
- * any of them as `connection`.
+ * master the sentinels name (asked again on every reconnect: a dead master drops the connection,
+ * a demoted live one answers `READONLY`, which reconnects and resends). BullMQ accepts any of them
+ * as `connection`.
  * @throws FlowfleetError REDIS_URL_INVALID when a cluster or sentinel URL cannot be parsed
  */
 export function createRedis(url: string, options: RedisConnectOptions = {}): RedisClient {
@@ -142,7 +142,11 @@ export function createRedis(url: string, options: RedisConnectOptions = {}): Red
           ? {}
           : { sentinelPassword: target.sentinelPassword }),
         ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
-        failoverDetector: true,
+        // Off: in ioredis 6.0.0 a `+switch-master` that arrives while the client is reconnecting
+      // (the old master died) aborts that connect, and an aborted connect ends the client for
+      // good (status `end`). A dead master drops the connection anyway and the reconnect asks the
+      // sentinels; a demoted live one answers READONLY, which reconnects (below).
+      failoverDetector: false,
         reconnectOnError: reconnectOnReadonly,
         ...common,
         ...lazy,
