@@ -143,10 +143,10 @@ export function createRedis(url: string, options: RedisConnectOptions = {}): Red
           : { sentinelPassword: target.sentinelPassword }),
         ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
         // Off: in ioredis 6.0.0 a `+switch-master` that arrives while the client is reconnecting
-      // (the old master died) aborts that connect, and an aborted connect ends the client for
-      // good (status `end`). A dead master drops the connection anyway and the reconnect asks the
-      // sentinels; a demoted live one answers READONLY, which reconnects (below).
-      failoverDetector: false,
+        // (the old master died) aborts that connect, and an aborted connect ends the client for
+        // good (status `end`). A dead master drops the connection anyway and the reconnect asks the
+        // sentinels; a demoted live one answers READONLY, which reconnects (below).
+        failoverDetector: false,
         reconnectOnError: reconnectOnReadonly,
         ...common,
         ...lazy,
