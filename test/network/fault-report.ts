@@ -4,6 +4,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { coordinatorKeys } from '@flowfleet/coordinator';
+import type { RedisClient } from '@flowfleet/redis';
 import { Queue } from 'bullmq';
 import { TOKENS } from '../worker/fleet-fixture.js';
 import type { NetFleet } from './net-fleet.js';
@@ -26,12 +27,20 @@ export interface FaultReport {
   readonly mismatched: number;
 }
 
+/** What the tally reads: a net fleet, or any fleet that offers the same (a sentinel-mode one). */
+export type FaultSource = Pick<
+  NetFleet,
+  'status' | 'fetch' | 'coordinatorUrl' | 'prefix' | 'blobDir'
+> & {
+  readonly redis: RedisClient;
+};
+
 /**
  * Tallies `accepted` (call it once the test waited for completion). `expected` maps a job id to
  * the result bytes an undisturbed run produced.
  */
 export async function faultReport(
-  fleet: NetFleet,
+  fleet: FaultSource,
   accepted: readonly AcceptedJob[],
   expected: ReadonlyMap<string, Uint8Array> = new Map(),
 ): Promise<FaultReport> {
@@ -39,8 +48,9 @@ export async function faultReport(
   let completed = 0;
   let mismatched = 0;
   for (const { id } of accepted) {
-    const status = await fleet.status(id);
-    if (status.status !== 'completed') continue;
+    // A job Redis lost (a failover) has no status at all.
+    const status = await fleet.status(id).catch(() => undefined);
+    if (status?.status !== 'completed') continue;
     completed += 1;
     const want = expected.get(id);
     if (want === undefined) continue;

@@ -103,6 +103,7 @@ export async function startTestFleet(
       | 'limits'
       | 'scalingClasses'
       | 'redisMode'
+      | 'redisReplication'
       | 'prefix'
       | 'blobDir'
       | 'retention'
@@ -127,6 +128,8 @@ export async function startTestFleet(
   const url = await coordinator.start(0);
   const port = Number(new URL(url).port);
   const redis = createRedis(redisUrl, { mode: redisMode, maxRetriesPerRequest: null });
+  // Reconnects (a restart, a failover) are expected; commands wait for them.
+  redis.on('error', () => undefined);
   const workers: FlowfleetWorker[] = [];
   let serial = 0;
   const api = (path: string, init: RequestInit = {}): Promise<Response> =>

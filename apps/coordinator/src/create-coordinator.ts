@@ -3,7 +3,12 @@ import { FlowfleetError } from '@flowfleet/errors';
 import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
 import { DEFAULT_LIMITS, EgressBucket, FleetLimits, type Limits } from '@flowfleet/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { createRedis, type RedisClient, type RedisMode } from '@flowfleet/redis';
+import {
+  createRedis,
+  type RedisClient,
+  type RedisMode,
+  type ReplicationPolicy,
+} from '@flowfleet/redis';
 import { pino, type Logger } from 'pino';
 import { BearerAuth, type CoordinatorTokens } from './auth.js';
 import { FsBlobStore, type BlobStore } from './blob-store.js';
@@ -41,8 +46,17 @@ import { zodSerializerCompiler, zodValidatorCompiler } from './zod-type-provider
 /** How to build a coordinator. */
 export interface CoordinatorOptions {
   readonly redisUrl: string;
-  /** `standalone` (default) or `cluster` (`redisUrl` then names any seed node). */
+  /**
+   * `standalone` (default), `cluster` (`redisUrl` then names any seed node) or `sentinel`
+   * (`redisUrl` lists the sentinels and names the master group).
+   */
   readonly redisMode?: RedisMode;
+  /**
+   * Replicas that must acknowledge an enqueue (`WAIT`) before it is answered; default none
+   * (`FLOWFLEET_REDIS_WAIT_REPLICAS`, ADR 010). Fewer within the timeout: a 503
+   * `REDIS_NOT_REPLICATED`.
+   */
+  readonly redisReplication?: ReplicationPolicy;
   /**
    * Key prefix (default `ff`): control-plane keys are under the hash tag `{prefix}`, each lane's
    * queue under `{prefix:<lane>}`.
@@ -165,6 +179,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     weights,
     retention,
     logger,
+    ...(options.redisReplication === undefined ? {} : { replication: options.redisReplication }),
   });
   const services: CoordinatorServices = {
     egress:

@@ -1,6 +1,7 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import { DEFAULT_LIMITS } from '@flowfleet/protocol';
 import { describe, expect, it } from 'vitest';
+import { replicationFromEnv } from '@flowfleet/redis';
 import { limitsFromEnv, parseCoordinatorEnv, tokensFromEnv } from './env.js';
 
 const TOKENS = {
@@ -20,14 +21,28 @@ function issuesOf(env: NodeJS.ProcessEnv): string[] {
 }
 
 describe('parseCoordinatorEnv', () => {
-  it('takes FLOWFLEET_REDIS_MODE=cluster and refuses another mode', () => {
+  it('takes FLOWFLEET_REDIS_MODE=cluster or sentinel and refuses another mode', () => {
     const base = { REDIS_URL: 'redis://127.0.0.1:7000', ...TOKENS };
     expect(
       parseCoordinatorEnv({ ...base, FLOWFLEET_REDIS_MODE: 'cluster' }).FLOWFLEET_REDIS_MODE,
     ).toBe('cluster');
-    expect(issuesOf({ ...base, FLOWFLEET_REDIS_MODE: 'sentinel' })).toEqual([
+    expect(issuesOf({ ...base, FLOWFLEET_REDIS_MODE: 'replicated' })).toEqual([
       'FLOWFLEET_REDIS_MODE',
     ]);
+    const sentinel = parseCoordinatorEnv({
+      ...TOKENS,
+      REDIS_URL: 'redis://s1:26379,s2:26379/mymaster',
+      FLOWFLEET_REDIS_MODE: 'sentinel',
+      FLOWFLEET_REDIS_WAIT_REPLICAS: '1',
+    });
+    expect(replicationFromEnv(sentinel)).toEqual({ replicas: 1, timeoutMs: 1_000 });
+    // A sentinel URL must name the master group; several hosts need sentinel mode.
+    expect(issuesOf({ ...base, FLOWFLEET_REDIS_MODE: 'sentinel' })).toEqual(['REDIS_URL']);
+    expect(issuesOf({ ...TOKENS, REDIS_URL: 'redis://s1:1,s2:2/m' })).toEqual(['REDIS_URL']);
+    // WAIT needs one master connection.
+    expect(
+      issuesOf({ ...base, FLOWFLEET_REDIS_MODE: 'cluster', FLOWFLEET_REDIS_WAIT_REPLICAS: '1' }),
+    ).toEqual(['FLOWFLEET_REDIS_WAIT_REPLICAS']);
   });
 
   it('applies the documented defaults', () => {
@@ -38,6 +53,7 @@ describe('parseCoordinatorEnv', () => {
       FLOWFLEET_BLOB_DIR: './.flowfleet/blobs',
       FLOWFLEET_PREFIX: 'ff',
       FLOWFLEET_REDIS_MODE: 'standalone',
+      FLOWFLEET_REDIS_WAIT_REPLICAS: 0,
       FLOWFLEET_HEARTBEAT_TTL_MS: 15_000,
       FLOWFLEET_LOG_LEVEL: 'info',
       FLOWFLEET_AUTH: 'on',

@@ -1,6 +1,6 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import { resolveLimits, type Limits } from '@flowfleet/protocol';
-import { RedisModeSchema } from '@flowfleet/redis';
+import { redisEnvIssues, redisEnvShape } from '@flowfleet/redis';
 import { z } from 'zod';
 import type { CoordinatorTokens } from './auth.js';
 import { ScalingClassesJsonSchema } from './scaling-config.js';
@@ -18,9 +18,8 @@ const token = z.string().min(16, 'a token must be at least 16 characters');
  * checked by `parseCoordinatorEnv` beside the schema so every problem is reported at once.
  */
 export const coordinatorEnvSchema = z.object({
-  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }),
-  /** `standalone` (default) or `cluster`: REDIS_URL then names any seed node of the cluster. */
-  FLOWFLEET_REDIS_MODE: RedisModeSchema,
+  // REDIS_URL, FLOWFLEET_REDIS_MODE, FLOWFLEET_REDIS_WAIT_REPLICAS, FLOWFLEET_REDIS_WAIT_TIMEOUT_MS.
+  ...redisEnvShape,
   FLOWFLEET_PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
   FLOWFLEET_HOST: z.string().min(1).default('127.0.0.1'),
   FLOWFLEET_AUTH: z.enum(['on', 'off']).default('on'),
@@ -147,6 +146,7 @@ export function parseCoordinatorEnv(env: NodeJS.ProcessEnv): CoordinatorEnv {
       message: issue.message,
     })),
     ...tokenIssues(cleaned),
+    ...redisEnvIssues(cleaned),
   ];
   if (result.success && issues.length === 0) return result.data;
   const lines = issues.map((issue) => `  ${issue.variable}: ${issue.message}`).join('\n');

@@ -110,8 +110,11 @@ export function installErrorHandling(app: FastifyInstance, redis: RedisState): v
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const coded = asCodedError(error, request.routeOptions.config.flowfleet, redis);
     const { status, body } = errorEnvelopeOf(coded);
-    if (body.code === 'API_REDIS_UNAVAILABLE') {
-      request.log.warn({ err: error, redis: redis.status }, 'request failed: Redis unavailable');
+    if (body.code === 'API_REDIS_UNAVAILABLE' || body.code === 'REDIS_NOT_REPLICATED') {
+      request.log.warn(
+        { err: error, redis: redis.status, code: body.code },
+        'request failed: Redis unavailable or not replicated',
+      );
       void reply.header('retry-after', String(REDIS_RETRY_AFTER_SECONDS));
     } else if (status >= 500) request.log.error({ err: error, code: body.code }, 'request failed');
     else if (body.code === 'API_RESULT_CONFLICT') {

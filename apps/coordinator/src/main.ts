@@ -2,6 +2,7 @@
 // signal handlers and a root logger (STYLE.md rules 12 and 14).
 import { isFlowfleetError } from '@flowfleet/errors';
 import { pino } from 'pino';
+import { replicationFromEnv } from '@flowfleet/redis';
 import { createCoordinator } from './create-coordinator.js';
 import {
   limitsFromEnv,
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
   const coordinator = createCoordinator({
     redisUrl: env.REDIS_URL,
     redisMode: env.FLOWFLEET_REDIS_MODE,
+    redisReplication: replicationFromEnv(env),
     prefix: env.FLOWFLEET_PREFIX,
     tokens,
     blobDir: env.FLOWFLEET_BLOB_DIR,

@@ -11,7 +11,13 @@ import {
   type Limits,
   type RolloutRequest,
 } from '@flowfleet/protocol';
-import type { RedisClient } from '@flowfleet/redis';
+import {
+  confirmReplicated,
+  markWrites,
+  NO_REPLICATION_WAIT,
+  type RedisClient,
+  type ReplicationPolicy,
+} from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { FleetCapacity } from './fleet-capacity.js';
@@ -70,6 +76,11 @@ export interface RolloutServiceOptions {
    */
   readonly retention: Pick<RetentionSettings, 'jobRetentionSeconds' | 'jobsKept'>;
   readonly logger: Logger;
+  /**
+   * Replicas that must hold an enqueue before it is answered (`FLOWFLEET_REDIS_WAIT_REPLICAS`;
+   * default none: ADR 010).
+   */
+  readonly replication?: ReplicationPolicy;
 }
 
 /** Enqueues rollouts onto their lanes (DESIGN.md §5 "Requirements and lanes"). */
@@ -95,9 +106,25 @@ export class RolloutService {
    * the worker's runtime runs) decide what it needs from a worker.
    * @throws FlowfleetError `MODEL_UNKNOWN_CARD`, `MODEL_INVALID_REQUEST` (the card's rules),
    * `API_WEIGHT_VERSION_UNAVAILABLE` (a required weight version was never synced), `API_NO_CAPACITY` (no live worker satisfies the requirements and `waitForCapacity`
-   * is false), `API_IDEMPOTENCY_CONFLICT` (the key was first sent with another request).
+   * is false), `API_IDEMPOTENCY_CONFLICT` (the key was first sent with another request),
+   * `REDIS_NOT_REPLICATED` (a replication policy is set and fewer replicas than it asks hold the
+   * job: it is on the master, and a retry under the same Idempotency-Key answers the same job
+   * once replicated, or re-adds it if a failover lost it).
    */
   async enqueue(request: RolloutRequest, idempotencyKey?: string): Promise<EnqueuedRollout> {
+    const replication = this.#options.replication ?? NO_REPLICATION_WAIT;
+    // Every write below goes out on this one connection; WAIT then covers them all (ADR 010).
+    const mark = markWrites(this.#options.redis);
+    const answer = await this.#enqueue(request, idempotencyKey, replication.replicas > 0);
+    await confirmReplicated(mark, replication);
+    return answer;
+  }
+
+  async #enqueue(
+    request: RolloutRequest,
+    idempotencyKey: string | undefined,
+    replicated: boolean,
+  ): Promise<EnqueuedRollout> {
     // Built from the validated request, the payload passes the workers' job schema by
     // construction (rolloutJobFor's property test); its id names its lane.
     const { capabilities } = admitParsedRolloutRequest(request, this.#options.cards);
@@ -106,17 +133,19 @@ export class RolloutService {
     const { id, lane, requirements } = routed;
     const claim =
       idempotencyKey === undefined ? undefined : await this.#claim(idempotencyKey, request, id);
-    if (claim?.repeat === true) {
+    if (claim?.repeat === true && idempotencyKey !== undefined) {
       // The original answer when it was stored; a first attempt cut between its add and its
       // answer (a killed coordinator) stored none: then the job as it is now.
-      return (
-        claim.answer ?? {
-          id,
-          lane,
-          status: 'queued',
-          eligibleWorkers: await this.#eligible(lane, requirements),
-        }
-      );
+      const answer = claim.answer ?? {
+        id,
+        lane,
+        status: 'queued' as const,
+        eligibleWorkers: await this.#eligible(lane, requirements),
+      };
+      // A read moves no replication offset: one write of this connection (the record again) makes
+      // the WAIT that follows cover the job another attempt added.
+      if (replicated) await this.#storeAnswer(idempotencyKey, claim.digest, answer);
+      return answer;
     }
     const [{ resolved, unmet }, capacity] = await Promise.all([
       this.#options.weights.resolve(request.weights),

@@ -34,14 +34,29 @@ describe('parseWorkerEnv', () => {
     expect(options).not.toHaveProperty('workerToken');
   });
 
-  it('reads FLOWFLEET_REDIS_MODE: standalone by default, cluster when asked, nothing else', () => {
-    expect(workerOptionsFromEnv(parseWorkerEnv(BASE)).redisMode).toBe('standalone');
+  it('reads FLOWFLEET_REDIS_MODE: standalone by default, cluster or sentinel, nothing else', () => {
+    expect(workerOptionsFromEnv(parseWorkerEnv(BASE))).toMatchObject({
+      redisMode: 'standalone',
+      redisReplication: { replicas: 0, timeoutMs: 1_000 },
+    });
     expect(
       workerOptionsFromEnv(parseWorkerEnv({ ...BASE, FLOWFLEET_REDIS_MODE: 'cluster' })).redisMode,
     ).toBe('cluster');
-    expect(issuesOf({ ...BASE, FLOWFLEET_REDIS_MODE: 'sentinel' })).toEqual([
+    expect(issuesOf({ ...BASE, FLOWFLEET_REDIS_MODE: 'replicated' })).toEqual([
       'FLOWFLEET_REDIS_MODE',
     ]);
+    const sentinel = {
+      ...BASE,
+      REDIS_URL: 'redis://:pw@s1,s2:26380/ff?sentinelPassword=spw',
+      FLOWFLEET_REDIS_MODE: 'sentinel',
+      FLOWFLEET_REDIS_WAIT_REPLICAS: '1',
+      FLOWFLEET_REDIS_WAIT_TIMEOUT_MS: '250',
+    };
+    expect(workerOptionsFromEnv(parseWorkerEnv(sentinel))).toMatchObject({
+      redisMode: 'sentinel',
+      redisReplication: { replicas: 1, timeoutMs: 250 },
+    });
+    expect(issuesOf({ ...sentinel, REDIS_URL: 'redis://s1:26379' })).toEqual(['REDIS_URL']);
   });
 
   it('lists every bad variable at once and treats empty strings as unset', () => {

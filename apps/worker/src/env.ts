@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { FlowfleetError } from '@flowfleet/errors';
-import { RedisModeSchema } from '@flowfleet/redis';
+import { redisEnvIssues, redisEnvShape, replicationFromEnv } from '@flowfleet/redis';
 import { z } from 'zod';
 import { parseExtraKernels } from './compute/extra-kernels.js';
 import { DEFAULT_LOCK_SETTINGS, DEFAULT_TIMINGS, type WorkerOptions } from './worker-options.js';
@@ -21,9 +21,8 @@ export function defaultWorkerId(host = hostname(), pid = process.pid): string {
  * `FLOWFLEET_PLATFORM_OVERRIDE` (test-only) is read by @flowfleet/platform itself.
  */
 export const workerEnvSchema = z.object({
-  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }),
-  /** `standalone` (default) or `cluster`: REDIS_URL then names any seed node of the cluster. */
-  FLOWFLEET_REDIS_MODE: RedisModeSchema,
+  // REDIS_URL, FLOWFLEET_REDIS_MODE, FLOWFLEET_REDIS_WAIT_REPLICAS, FLOWFLEET_REDIS_WAIT_TIMEOUT_MS.
+  ...redisEnvShape,
   FLOWFLEET_COORDINATOR_URL: z.url({
     protocol: /^https?$/,
     error: 'must be an http:// or https:// URL',
@@ -82,10 +81,13 @@ export function parseWorkerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
   // Empty strings are "unset" (a blank line in an env file must not become a token or a number).
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const result = workerEnvSchema.safeParse(cleaned);
-  const issues: EnvIssue[] = (result.error?.issues ?? []).map((issue) => ({
-    variable: issue.path.join('.') || '(env)',
-    message: issue.message,
-  }));
+  const issues: EnvIssue[] = [
+    ...(result.error?.issues ?? []).map((issue) => ({
+      variable: issue.path.join('.') || '(env)',
+      message: issue.message,
+    })),
+    ...redisEnvIssues(cleaned),
+  ];
   const extra = cleaned['FLOWFLEET_EXTRA_KERNELS'];
   if (extra !== undefined) {
     try {
@@ -106,6 +108,7 @@ export function workerOptionsFromEnv(env: WorkerEnv): WorkerOptions {
   return {
     redisUrl: env.REDIS_URL,
     redisMode: env.FLOWFLEET_REDIS_MODE,
+    redisReplication: replicationFromEnv(env),
     coordinatorUrl: env.FLOWFLEET_COORDINATOR_URL,
     ...(env.FLOWFLEET_WORKER_TOKEN !== undefined
       ? { workerToken: env.FLOWFLEET_WORKER_TOKEN }

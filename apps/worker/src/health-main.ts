@@ -18,6 +18,7 @@ async function main(): Promise<void> {
   const workerId = env.FLOWFLEET_WORKER_ID ?? hostname();
   const alive = await isHeartbeatAlive({
     redisUrl: env.REDIS_URL,
+    redisMode: env.FLOWFLEET_REDIS_MODE,
     prefix: env.FLOWFLEET_PREFIX,
     workerId,
   });

@@ -1,9 +1,11 @@
 import { fleetKeys } from '@flowfleet/protocol';
-import { Redis } from 'ioredis';
+import { createRedis, type RedisMode } from '@flowfleet/redis';
 
 /** What the container health check asks Redis. */
 export interface HeartbeatCheckOptions {
   readonly redisUrl: string;
+  /** The worker's FLOWFLEET_REDIS_MODE (default standalone). */
+  readonly redisMode?: RedisMode;
   readonly prefix: string;
   readonly workerId: string;
   /** Connect + command bound; default 2 s (a health check must answer, not hang). */
@@ -19,14 +21,21 @@ const DEFAULT_TIMEOUT_MS = 2_000;
  */
 export async function isHeartbeatAlive(options: HeartbeatCheckOptions): Promise<boolean> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const redis = new Redis(options.redisUrl, {
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    commandTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    connectionName: `flowfleet-worker-health:${options.workerId}`,
-  });
+  let redis: ReturnType<typeof createRedis>;
+  try {
+    redis = createRedis(options.redisUrl, {
+      mode: options.redisMode ?? 'standalone',
+      lazyConnect: true,
+      connectTimeout: timeoutMs,
+      commandTimeout: timeoutMs,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      connectionName: `flowfleet-worker-health:${options.workerId}`,
+    });
+  } catch {
+    // A REDIS_URL the mode cannot use: nothing to ask.
+    return false;
+  }
   // Errors surface through the awaited calls below; without a listener ioredis would log them.
   redis.on('error', () => undefined);
   try {

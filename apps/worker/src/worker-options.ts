@@ -1,7 +1,7 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
 import type { PlatformFacts } from '@flowfleet/platform';
-import type { RedisMode } from '@flowfleet/redis';
+import { NO_REPLICATION_WAIT, type RedisMode, type ReplicationPolicy } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { ExtraKernel } from './compute/extra-kernels.js';
 
@@ -48,8 +48,16 @@ export const DEFAULT_TIMINGS = Object.freeze({
 /** How to build a worker. Only `redisUrl`, `coordinatorUrl` and `workerId` are required. */
 export interface WorkerOptions {
   readonly redisUrl: string;
-  /** `standalone` (default) or `cluster` (`redisUrl` then names any seed node). */
+  /**
+   * `standalone` (default), `cluster` (`redisUrl` then names any seed node) or `sentinel`
+   * (`redisUrl` lists the sentinels and names the master group).
+   */
   readonly redisMode?: RedisMode;
+  /**
+   * Replicas a job's completion must reach (`WAIT`) before the worker counts it done; default
+   * none (`FLOWFLEET_REDIS_WAIT_REPLICAS`, ADR 010).
+   */
+  readonly redisReplication?: ReplicationPolicy;
   /** Base URL of the coordinator (result uploads, weight blobs). */
   readonly coordinatorUrl: string;
   /** Bearer token with the `worker` role; omit when the coordinator runs without auth. */
@@ -148,6 +156,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   return {
     redisUrl: options.redisUrl,
     redisMode: options.redisMode ?? 'standalone',
+    redisReplication: options.redisReplication ?? NO_REPLICATION_WAIT,
     coordinatorUrl: options.coordinatorUrl.replace(/\/+$/, ''),
     workerToken: options.workerToken,
     workerId: options.workerId,

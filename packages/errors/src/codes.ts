@@ -352,13 +352,19 @@ export const ERROR_CODES = {
     source: 'redis',
     httpStatus: 500,
     summary:
-      'REDIS_URL cannot be used in the chosen FLOWFLEET_REDIS_MODE (not a redis:// or rediss:// URL, or no host); nothing connects.',
+      'REDIS_URL cannot be used in the chosen FLOWFLEET_REDIS_MODE (not a redis:// or rediss:// URL, no host, or in sentinel mode no sentinel list or master name); nothing connects.',
   },
   REDIS_MODE_MISMATCH: {
     source: 'redis',
     httpStatus: 500,
     summary:
       'FLOWFLEET_REDIS_MODE does not match the Redis it reached (standalone on a cluster node, or cluster without masters ready); nothing starts.',
+  },
+  REDIS_NOT_REPLICATED: {
+    source: 'redis',
+    httpStatus: 503,
+    summary:
+      'FLOWFLEET_REDIS_WAIT_REPLICAS > 0 and fewer replicas acknowledged a write within FLOWFLEET_REDIS_WAIT_TIMEOUT_MS (or the connection failed over meanwhile): the write is on the master but may not survive a failover. An enqueue answers 503 and is safe to retry with the same Idempotency-Key.',
   },
   CLI_USAGE: {
     source: 'cli',

@@ -48,9 +48,36 @@ describe('createRedis', () => {
     expect(parseRedisUrl('rediss://h:7000').protocol).toBe('rediss:');
   });
 
-  it('reads FLOWFLEET_REDIS_MODE: standalone by default, cluster, nothing else', () => {
+  it('reads FLOWFLEET_REDIS_MODE: standalone by default, cluster, sentinel, nothing else', () => {
     expect(RedisModeSchema.parse(undefined)).toBe('standalone');
     expect(RedisModeSchema.parse('cluster')).toBe('cluster');
-    expect(RedisModeSchema.safeParse('sentinel').success).toBe(false);
+    expect(RedisModeSchema.parse('sentinel')).toBe('sentinel');
+    expect(RedisModeSchema.safeParse('replicated').success).toBe(false);
+  });
+
+  it('makes a sentinel client from the sentinel list and master name in the URL', () => {
+    const client = createRedis('rediss://app:p%40ss@s1:26380,[::1]/ff-master?sentinelPassword=sp', {
+      mode: 'sentinel',
+      lazyConnect: true,
+    });
+    try {
+      expect(isCluster(client)).toBe(false);
+      expect(client.options).toMatchObject({
+        sentinels: [
+          { host: 's1', port: 26380 },
+          { host: '::1', port: 26379 },
+        ],
+        name: 'ff-master',
+        role: 'master',
+        username: 'app',
+        password: 'p@ss',
+        sentinelPassword: 'sp',
+        enableTLSForSentinelMode: true,
+        failoverDetector: false,
+      });
+      expect(masterConnections(client)).toEqual([client]);
+    } finally {
+      client.disconnect();
+    }
   });
 });

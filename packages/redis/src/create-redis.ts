@@ -1,13 +1,21 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
 import type { RedisMode } from './redis-mode.js';
+import { trackConnections as tracked } from './connection-generation.js';
+import { parseSentinelUrl } from './sentinel-url.js';
 
-/** A connection of either mode: ioredis `Redis` (one server) or `Cluster` (every master). */
+/**
+ * A connection of any mode: ioredis `Redis` (one server, or the current master of a Sentinel
+ * group) or `Cluster` (every master).
+ */
 export type RedisClient = Redis | Cluster;
 
 /** How one connection is made. */
 export interface RedisConnectOptions {
-  /** `standalone` (default) or `cluster` (then the URL names any seed node). */
+  /**
+   * `standalone` (default), `cluster` (then the URL names any seed node) or `sentinel` (then the
+   * URL lists sentinels and names the master group; see `parseSentinelUrl`).
+   */
   readonly mode?: RedisMode;
   /** `CLIENT SETNAME` of the connection (of each node's connection on a cluster). */
   readonly connectionName?: string;
@@ -22,6 +30,8 @@ export interface RedisConnectOptions {
    * then surfaces as an error instead of a hang. Not for connections whose reads block on purpose.
    */
   readonly commandTimeout?: number;
+  /** Give up a connection attempt after this long (ms; ioredis's default 10 s). */
+  readonly connectTimeout?: number;
 }
 
 /** True for a Redis Cluster connection. */
@@ -79,10 +89,22 @@ function invalidUrl(url: string, reason: string, cause?: unknown): FlowfleetErro
 }
 
 /**
+ * A write refused by a demoted master (`READONLY`: the old master came back as a replica, or a
+ * manual failover): reconnect (through the sentinels, to the new master) and resend the command.
+ * Nothing of a refused command was applied, so the resend is safe.
+ */
+function reconnectOnReadonly(error: Error): 2 | false {
+  return error.message.startsWith('READONLY') ? 2 : false;
+}
+
+/**
  * The one place a flowfleet app opens a Redis connection. `standalone`: an ioredis `Redis` on
  * `url`. `cluster`: an ioredis `Cluster` seeded from `url` (any node; it discovers the others and
- * follows MOVED/ASK), reading and writing on masters only. BullMQ accepts either as `connection`.
- * @throws FlowfleetError REDIS_URL_INVALID when a cluster URL cannot be parsed
+ * follows MOVED/ASK), reading and writing on masters only. `sentinel`: an ioredis `Redis` on the
+ * master the sentinels name (asked again on every reconnect: a dead master drops the connection,
+ * a demoted live one answers `READONLY`, which reconnects and resends). BullMQ accepts any of them
+ * as `connection`.
+ * @throws FlowfleetError REDIS_URL_INVALID when a cluster or sentinel URL cannot be parsed
  */
 export function createRedis(url: string, options: RedisConnectOptions = {}): RedisClient {
   const common = {
@@ -91,15 +113,48 @@ export function createRedis(url: string, options: RedisConnectOptions = {}): Red
       ? {}
       : { maxRetriesPerRequest: options.maxRetriesPerRequest }),
     ...(options.commandTimeout === undefined ? {} : { commandTimeout: options.commandTimeout }),
+    ...(options.connectTimeout === undefined ? {} : { connectTimeout: options.connectTimeout }),
   };
   const lazy = options.lazyConnect === undefined ? {} : { lazyConnect: options.lazyConnect };
   const retry = options.retryStrategy;
   if ((options.mode ?? 'standalone') === 'standalone') {
-    return new Redis(url, {
-      ...common,
-      ...lazy,
-      ...(retry === undefined ? {} : { retryStrategy: retry }),
-    });
+    return tracked(
+      new Redis(url, {
+        ...common,
+        ...lazy,
+        ...(retry === undefined ? {} : { retryStrategy: retry }),
+      }),
+    );
+  }
+  if (options.mode === 'sentinel') {
+    const target = parseSentinelUrl(url);
+    return tracked(
+      new Redis({
+        sentinels: target.sentinels.map((sentinel) => ({ ...sentinel })),
+        name: target.name,
+        role: 'master',
+        ...(target.username === undefined ? {} : { username: target.username }),
+        ...(target.password === undefined ? {} : { password: target.password }),
+        ...(target.sentinelUsername === undefined
+          ? {}
+          : { sentinelUsername: target.sentinelUsername }),
+        ...(target.sentinelPassword === undefined
+          ? {}
+          : { sentinelPassword: target.sentinelPassword }),
+        ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+        // Off: in ioredis 6.0.0 a `+switch-master` that arrives while the client is reconnecting
+        // (the old master died) aborts that connect, and an aborted connect ends the client for
+        // good (status `end`). A dead master drops the connection anyway and the reconnect asks the
+        // sentinels; a demoted live one answers READONLY, which reconnects (below).
+        failoverDetector: false,
+        reconnectOnError: reconnectOnReadonly,
+        ...common,
+        ...lazy,
+        ...(retry === undefined
+          ? {}
+          : { retryStrategy: retry, sentinelRetryStrategy: (attempt: number) => retry(attempt) }),
+      }),
+    );
   }
   const { nodes, redisOptions } = clusterSeed(url);
   return new Cluster(nodes, {
@@ -118,8 +173,19 @@ export function masterConnections(client: RedisClient): Redis[] {
   return isCluster(client) ? client.nodes('master') : [client];
 }
 
-/** `host:port` of one node connection, for messages. */
+/**
+ * `host:port` of one node connection, for messages: on a sentinel connection the master it is
+ * connected to now (`sentinel:<name>` before it has connected).
+ */
 export function nodeAddress(node: Redis): string {
+  const { sentinels } = node.options;
+  if (Array.isArray(sentinels) && sentinels.length > 0) {
+    const stream = node.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+    if (stream?.remoteAddress !== undefined && stream.remotePort !== undefined) {
+      return `${stream.remoteAddress}:${stream.remotePort}`;
+    }
+    return `sentinel:${node.options.name ?? '?'}`;
+  }
   const { host, port } = node.options;
   return `${host ?? '?'}:${port ?? '?'}`;
 }

@@ -3,6 +3,12 @@
 // and bench/ (which may import app packages' exports; DESIGN.md §1).
 export { startRedisCluster, redisCli } from './redis-cluster.js';
 export type { RedisCluster, RedisClusterNode, RedisClusterOptions } from './redis-cluster.js';
+export { startRedisSentinel } from './redis-sentinel.js';
+export type {
+  RedisSentinelMember,
+  RedisSentinelOptions,
+  RedisSentinelSet,
+} from './redis-sentinel.js';
 export type { LocalRedis, LocalRedisOptions } from './local-redis.js';
 export { INSTALL_REDIS_HINT } from './local-redis.js';
 export { pingRedis } from './ping-redis.js';

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FlowfleetError } from '@flowfleet/errors';
 import { freePort } from '../local-fleet/free-port.js';
-import { ServiceProcess, describeExit } from '../local-fleet/service-process.js';
+import type { ServiceProcess } from '../local-fleet/service-process.js';
 import { INSTALL_REDIS_HINT } from './local-redis.js';
-import { pingRedis } from './ping-redis.js';
+import { startRedisChild } from './redis-child.js';
 
 /** How to start a local Redis Cluster. */
 export interface RedisClusterOptions {
@@ -124,41 +124,15 @@ function nodeArgs(node: NodeSlot, options: RedisClusterOptions): string[] {
 }
 
 async function startNode(node: NodeSlot, options: RedisClusterOptions, deadline: number) {
-  const server = ServiceProcess.spawn({
-    name: `redis-${node.port}`,
-    command: options.command ?? 'redis-server',
-    args: nodeArgs(node, options),
-  });
-  node.server = server;
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    const exit = server.exit;
-    if (exit?.error !== undefined && (exit.error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new FlowfleetError(
-        'CLI_REDIS_UNAVAILABLE',
-        `redis-server is not on PATH: ${INSTALL_REDIS_HINT}`,
-        { details: { reason: 'ENOENT' }, cause: exit.error },
-      );
-    }
-    if (exit !== undefined) {
-      throw new FlowfleetError(
-        'CLI_CHILD_FAILED',
-        `cluster node on port ${node.port} ${describeExit(exit)} during start-up:\n${server.outputTail}`,
-        { details: { service: 'redis', port: node.port, output: server.outputTail } },
-      );
-    }
-    try {
-      last = await pingRedis(HOST, node.port);
-      if (last === '+PONG') return;
-    } catch (error) {
-      last = (error as Error).message;
-    }
-    await sleep(25);
-  }
-  throw new FlowfleetError(
-    'CLI_START_TIMEOUT',
-    `cluster node on port ${node.port} did not answer PING in time (${last})`,
-    { details: { what: 'redis cluster node', port: node.port, output: server.outputTail } },
+  node.server = await startRedisChild(
+    {
+      what: 'cluster node',
+      host: HOST,
+      port: node.port,
+      args: nodeArgs(node, options),
+      ...(options.command === undefined ? {} : { command: options.command }),
+    },
+    deadline,
   );
 }
 

@@ -20,6 +20,16 @@ describe('resolveRedis', () => {
     await expect(redis.stop()).resolves.toBeUndefined();
   });
 
+  it('takes a Sentinel URL as given (its first sentinel as the address)', async () => {
+    const url = 'redis://:pw@10.0.0.5:26380,10.0.0.6/ff-master';
+    expect(await resolveRedis({ url })).toMatchObject({
+      url,
+      kind: 'external',
+      host: '10.0.0.5',
+      port: 26380,
+    });
+  });
+
   it('starts redis-server on a free port with AOF and noeviction, and stop() removes it', async () => {
     const redis = await resolveRedis({ starter: 'redis-server' });
     try {

@@ -1,3 +1,4 @@
+import { parseRedisUrl, parseSentinelUrl } from '@flowfleet/redis';
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import { chooseRedisStarterOnce, type RedisChoice } from './choose-redis.js';
 import { INSTALL_REDIS_HINT, type LocalRedis } from './local-redis.js';
@@ -26,13 +27,27 @@ export interface ResolveRedisOptions extends RedisProcessOptions {
  * @throws FlowfleetError CLI_REDIS_UNAVAILABLE naming how to install Redis; CLI_CHILD_FAILED,
  *   CLI_START_TIMEOUT when redis-server is installed but does not come up
  */
+/**
+ * Where an external REDIS_URL points: its host and port, or for a Sentinel URL (several hosts and
+ * a master name, FLOWFLEET_REDIS_MODE=sentinel) its first sentinel.
+ * @throws FlowfleetError REDIS_URL_INVALID when it is neither
+ */
+function externalAddress(url: string): { host: string; port: number } {
+  if (!url.includes(',')) {
+    const parsed = parseRedisUrl(url);
+    return { host: parsed.hostname.replace(/^\[|\]$/g, ''), port: Number(parsed.port || 6379) };
+  }
+  const first = parseSentinelUrl(url).sentinels[0]!;
+  return { host: first.host, port: first.port };
+}
+
 export async function resolveRedis(options: ResolveRedisOptions = {}): Promise<LocalRedis> {
   if (options.url !== undefined) {
-    const { hostname, port } = new URL(options.url);
+    const { host, port } = externalAddress(options.url);
     return {
       url: options.url,
-      host: hostname,
-      port: Number(port || 6379),
+      host,
+      port,
       kind: 'external',
       stop: () => Promise.resolve(),
     };

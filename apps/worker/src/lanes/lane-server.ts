@@ -112,8 +112,14 @@ export class LaneServer {
       await this.#runAndSettle(job, computed, log);
     } catch (error) {
       // Cut off for longer than the lock: another attempt has the job; ours is dropped and
-      // this worker goes on serving (what it stored stood only if it was identical).
-      if (!isFlowfleetError(error, 'WORKER_JOB_LOST')) throw error;
+      // this worker goes on serving (what it stored stood only if it was identical). Or the
+      // completion is on the Redis master only (REDIS_NOT_REPLICATED): should a failover lose
+      // it, the job stalls and runs again (at least once, same bytes); this worker goes on.
+      if (
+        !isFlowfleetError(error, 'WORKER_JOB_LOST') &&
+        !isFlowfleetError(error, 'REDIS_NOT_REPLICATED')
+      )
+        throw error;
       this.#options.logger.warn(
         { ...log, code: error.code, details: error.details },
         error.message,

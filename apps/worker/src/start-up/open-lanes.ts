@@ -41,6 +41,7 @@ export function openLanes(
     bullPrefix: keys.laneBullPrefix,
     consumerName: options.workerId,
     locks: options.locks,
+    replication: options.redisReplication,
     logger,
   });
   const runner = new RolloutJobRunner({

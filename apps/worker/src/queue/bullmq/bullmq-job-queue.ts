@@ -1,4 +1,4 @@
-import type { RedisClient } from '@flowfleet/redis';
+import type { RedisClient, ReplicationPolicy } from '@flowfleet/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { LockSettings } from '../../worker-options.js';
@@ -21,6 +21,8 @@ export interface BullmqJobQueueOptions {
   /** Recorded as each job's `processedBy` (the worker id). */
   readonly consumerName: string;
   readonly locks: LockSettings;
+  /** Replicas a completion must reach before `complete` resolves (default none; ADR 010). */
+  readonly replication?: ReplicationPolicy;
   readonly logger: Logger;
 }
 
@@ -65,13 +67,14 @@ class BullmqJobQueue<R> implements JobQueue<R> {
   }
 
   async #open(lane: string): Promise<BullmqLane<R>> {
-    const { connection, bullPrefix, consumerName, locks, logger } = this.#options;
+    const { connection, bullPrefix, consumerName, locks, logger, replication } = this.#options;
     const opened = await BullmqLane.open<R>({
       lane,
       connection,
       bullPrefix: bullPrefix(lane),
       consumerName,
       locks,
+      ...(replication === undefined ? {} : { replication }),
       logger,
     });
     try {

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { JobProgress } from '@flowfleet/protocol';
 import { Worker, type Job } from 'bullmq';
-import type { RedisClient } from '@flowfleet/redis';
+import {
+  confirmReplicated,
+  markWrites,
+  NO_REPLICATION_WAIT,
+  type RedisClient,
+  type ReplicationPolicy,
+} from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { LockSettings } from '../../worker-options.js';
 import type { HeldJob, JobFailure, LaneConsumer } from '../job-queue.js';
@@ -17,6 +23,11 @@ export interface BullmqLaneOptions {
   /** Recorded by BullMQ as a job's `processedBy`; the prefix of every lock token. */
   readonly consumerName: string;
   readonly locks: LockSettings;
+  /**
+   * Replicas a completion must reach (`WAIT` on `connection`, where BullMQ's moveToCompleted
+   * runs) before `complete` resolves; default none (ADR 010).
+   */
+  readonly replication?: ReplicationPolicy;
   readonly logger: Logger;
 }
 
@@ -94,7 +105,11 @@ export class BullmqLane<R> implements LaneConsumer<R> {
     const token = `${this.#options.consumerName}:${randomUUID()}`;
     const job = await this.#worker.getNextJob(token, { block: false });
     if (job === undefined || job.id === undefined) return undefined;
-    const held = new BullmqHeldJob(this.lane, job, job.id, token, () => this.#release(job.id));
+    const held = new BullmqHeldJob(this.lane, job, job.id, token, {
+      release: () => this.#release(job.id),
+      connection: this.#options.connection,
+      replication: this.#options.replication ?? NO_REPLICATION_WAIT,
+    });
     this.#held.set(held.id, held);
     this.#keeper.track(held.id, token);
     return held;
@@ -138,9 +153,21 @@ class BullmqHeldJob<R> implements HeldJob<R> {
   readonly #job: Job<unknown, R>;
   readonly #token: string;
   readonly #release: () => void;
+  readonly #connection: RedisClient;
+  readonly #replication: ReplicationPolicy;
   #settled = false;
 
-  constructor(lane: string, job: Job<unknown, R>, id: string, token: string, release: () => void) {
+  constructor(
+    lane: string,
+    job: Job<unknown, R>,
+    id: string,
+    token: string,
+    settle: {
+      readonly release: () => void;
+      readonly connection: RedisClient;
+      readonly replication: ReplicationPolicy;
+    },
+  ) {
     this.lane = lane;
     this.id = id;
     this.data = job.data;
@@ -148,7 +175,9 @@ class BullmqHeldJob<R> implements HeldJob<R> {
     this.attemptsMade = job.attemptsMade;
     this.#job = job;
     this.#token = token;
-    this.#release = release;
+    this.#release = settle.release;
+    this.#connection = settle.connection;
+    this.#replication = settle.replication;
   }
 
   reportProgress(progress: JobProgress): Promise<void> {
@@ -156,9 +185,17 @@ class BullmqHeldJob<R> implements HeldJob<R> {
     return this.#job.updateProgress(progress);
   }
 
-  /** @throws FlowfleetError WORKER_JOB_LOST when the lock lapsed and another attempt took over */
-  complete(returnValue: R): Promise<void> {
-    return this.#settle(() => this.#job.moveToCompleted(returnValue, this.#token, false));
+  /**
+   * Moves the job to completed, then (with a replication policy) waits for the replicas to hold
+   * it: BullMQ's moveToCompleted runs on the lane's shared connection, where the WAIT goes too.
+   * @throws FlowfleetError WORKER_JOB_LOST when the lock lapsed and another attempt took over;
+   *   REDIS_NOT_REPLICATED when the completion is on the master only (a failover now would send
+   *   the job back through the stalled check to run again)
+   */
+  async complete(returnValue: R): Promise<void> {
+    const mark = markWrites(this.#connection);
+    await this.#settle(() => this.#job.moveToCompleted(returnValue, this.#token, false));
+    await confirmReplicated(mark, this.#replication);
   }
 
   fail(failure: JobFailure): Promise<void> {
