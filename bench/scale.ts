@@ -94,7 +94,7 @@ async function runMode(
     mode,
     processes: PROCS,
     rampMs: BEAT_MS,
-    startTimeoutMs: 300_000,
+    startTimeoutMs: 600_000,
   });
   teardown.add(`simulated workers (${mode})`, () => sims.stop());
   console.log(
@@ -103,9 +103,14 @@ async function runMode(
   );
   const phases: ScalePhase[] = [];
   for (const size of [0, ...SIZES]) {
+    const growStarted = performance.now();
+    const added = size - sims.size;
     await sims.growTo(size);
     const live = await waitForLive(client, size + REAL_WORKERS);
-    console.log(`${mode}: ${size} simulated workers registered (${live} live); settling one beat`);
+    const registrationS = (performance.now() - growStarted) / 1000;
+    console.log(
+      `${mode}: ${size} simulated workers registered (${live} live), ${added} new in ${round(registrationS, 1)} s; settling one beat`,
+    );
     await sleep(BEAT_MS);
     const loadAvg = loads();
     const simCpu0 = sims.cpuMs();
@@ -132,6 +137,11 @@ async function runMode(
       mode,
       simulated: size,
       loadAvg,
+      registration: {
+        added,
+        seconds: round(registrationS, 1),
+        perSec: added === 0 ? 0 : round(added / registrationS, 1),
+      },
       redis,
       simCpuPercentOfOneCore: round(simCpuPercent, 1),
       matrix,

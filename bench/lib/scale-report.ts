@@ -9,6 +9,12 @@ export interface ScalePhase {
   readonly mode: string;
   readonly simulated: number;
   readonly loadAvg: readonly number[];
+  /** The workers this phase added: from the first spawn until GET /v1/fleet counts them live. */
+  readonly registration: {
+    readonly added: number;
+    readonly seconds: number;
+    readonly perSec: number;
+  };
   /** Heartbeats (and idle traffic) only. */
   readonly redis: ClusterLoad;
   readonly simCpuPercentOfOneCore: number;
@@ -31,7 +37,7 @@ export interface ScalePhase {
 /** Prints one phase's line as it finishes. */
 export function printPhase(p: ScalePhase): void {
   console.log(
-    `  ${p.mode} w${p.simulated}: matrix p50 ${p.matrix.p50Ms} p99 ${p.matrix.p99Ms} ms (${p.matrix.responseKb} kB); ` +
+    `  ${p.mode} w${p.simulated}: registered ${p.registration.added} in ${p.registration.seconds} s; matrix p50 ${p.matrix.p50Ms} p99 ${p.matrix.p99Ms} ms (${p.matrix.responseKb} kB); ` +
       `fleet p50 ${p.fleet.p50Ms} p99 ${p.fleet.p99Ms} ms (${p.fleet.responseKb} kB); ` +
       `enqueue→start p50 ${p.enqueue.enqueueToStart.p50Ms} p99 ${p.enqueue.enqueueToStart.p99Ms} ms; ` +
       `heartbeat load ${p.redis.commandsPerSec} cmd/s ${p.redis.cpuPercentOfOneCore}% core; ` +
@@ -46,6 +52,7 @@ export function printPhases(phases: readonly ScalePhase[]): void {
     phases.map((p) => ({
       mode: p.mode,
       workers: p.simulated,
+      'reg s': p.registration.seconds,
       'matrix p50/p99 ms': `${p.matrix.p50Ms} / ${p.matrix.p99Ms}`,
       'fleet p50/p99 ms': `${p.fleet.p50Ms} / ${p.fleet.p99Ms}`,
       'enq→start p50/p99 ms': `${p.enqueue.enqueueToStart.p50Ms} / ${p.enqueue.enqueueToStart.p99Ms}`,
@@ -66,6 +73,7 @@ export function modeFigures(phases: readonly ScalePhase[]): Record<string, unkno
   const base = phases[0]!;
   const top = phases.at(-1)!;
   return {
+    registrationSeconds: by((p) => p.registration.seconds),
     matrixP50Ms: by((p) => p.matrix.p50Ms),
     matrixP99Ms: by((p) => p.matrix.p99Ms),
     fleetP50Ms: by((p) => p.fleet.p50Ms),

@@ -34,6 +34,15 @@ export interface RedisConnectOptions {
   readonly connectTimeout?: number;
 }
 
+/**
+ * How long a cluster client waits for a node's `CLUSTER SLOTS` answer before trying the next
+ * node (ioredis's default is 1 s): ioredis's own connect timeout. A first connect whose only
+ * seed answers later fails outright ("None of startup nodes is available"), and a fleet that
+ * reconnects at once (every worker after a cluster restart) queues its connects and slot reads
+ * on the seed for longer than 1 s — retrying them only adds to the queue.
+ */
+export const CLUSTER_SLOTS_REFRESH_TIMEOUT_MS = 10_000;
+
 /** True for a Redis Cluster connection. */
 export function isCluster(client: RedisClient): client is Cluster {
   return client instanceof Cluster;
@@ -100,7 +109,8 @@ function reconnectOnReadonly(error: Error): 2 | false {
 /**
  * The one place a flowfleet app opens a Redis connection. `standalone`: an ioredis `Redis` on
  * `url`. `cluster`: an ioredis `Cluster` seeded from `url` (any node; it discovers the others and
- * follows MOVED/ASK), reading and writing on masters only. `sentinel`: an ioredis `Redis` on the
+ * follows MOVED/ASK), reading and writing on masters only, waiting up to
+ * {@link CLUSTER_SLOTS_REFRESH_TIMEOUT_MS} for a slot map. `sentinel`: an ioredis `Redis` on the
  * master the sentinels name (asked again on every reconnect: a dead master drops the connection,
  * a demoted live one answers `READONLY`, which reconnects and resends). BullMQ accepts any of them
  * as `connection`.
@@ -161,6 +171,7 @@ export function createRedis(url: string, options: RedisConnectOptions = {}): Red
     ...lazy,
     redisOptions: { ...redisOptions, ...common },
     scaleReads: 'master',
+    slotsRefreshTimeout: CLUSTER_SLOTS_REFRESH_TIMEOUT_MS,
     ...(retry === undefined ? {} : { clusterRetryStrategy: (attempt: number) => retry(attempt) }),
   });
 }
