@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedisServer, uniquePrefix, type RedisServer } from '../harness/redis-server.js';
-import { fakeManifest } from './fixture.js';
+import { fakeManifest, waitFor } from './fixture.js';
 
 let server: RedisServer;
 let redis: Redis;
@@ -110,6 +110,22 @@ describe('FleetReader', () => {
     now += 499;
     expect(await fleet.workers()).toBe(first);
     now += 1;
+    expect((await fleet.workers()).map((view) => view.workerId)).toEqual(['a', 'b']);
+  });
+
+  it('starts the next read in the background once the last is half maxAgeMs old', async () => {
+    let now = 1_000;
+    const fleet = reader({ maxAgeMs: 500, now: () => now });
+    const a = fakeManifest('a');
+    await write(a, { manifestDigest: digestOf(a) });
+    const first = await fleet.workers();
+    const b = fakeManifest('b');
+    await write(b, { manifestDigest: digestOf(b) });
+    // Half-way: the caller gets the last read at once, and a read starts behind it; the clock
+    // stays put, so only that background read can bring 'b' in.
+    now += 250;
+    expect(await fleet.workers()).toBe(first);
+    await waitFor(async () => (await fleet.workers()).length === 2, 'the background read');
     expect((await fleet.workers()).map((view) => view.workerId)).toEqual(['a', 'b']);
   });
 

@@ -162,7 +162,7 @@ FLEET = obj(
     ),
 )
 _LANE = obj(
-    lane=STR, requirements=obj(), backlog=COUNT, counts=obj(), eligibleWorkers=list_of(STR), capacity=COUNT
+    lane=STR, requirements=obj(), backlog=COUNT, counts=obj(), eligibleWorkers=COUNT, capacity=COUNT
 )
 LANES = obj(lanes=list_of(_LANE))
 MATRIX = obj(
