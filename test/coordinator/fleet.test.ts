@@ -172,6 +172,9 @@ describe('fleet, matrix and lanes', () => {
       eligibleWorkers: 1,
       capacity: 2,
     });
+    // A record is validated once per text: one rewritten malformed is left out on the next read.
+    await fixture.redis.hset(fixture.coordinator.services.keys.lanes, enqueued.lane, '{"lane":1}');
+    expect(LanesSchema.parse((await get('/v1/lanes')).json()).lanes).toEqual([]);
   });
 
   it('answers a lane filter naming no recorded lane with a coded error', async () => {
