@@ -1,4 +1,4 @@
-import { coordinatorKeys, FleetReader } from '@flowfleet/coordinator';
+import { coordinatorKeys, FleetReader, READ_DUTY_FACTOR } from '@flowfleet/coordinator';
 import {
   fleetKeys,
   manifestDigestOf,
@@ -127,6 +127,28 @@ describe('FleetReader', () => {
     expect(await fleet.workers()).toBe(first);
     await waitFor(async () => (await fleet.workers()).length === 2, 'the background read');
     expect((await fleet.workers()).map((view) => view.workerId)).toEqual(['a', 'b']);
+  });
+
+  it('keeps a read that took long for READ_DUTY_FACTOR times its duration', async () => {
+    let now = 1_000;
+    let readCostMs = 100;
+    // While `readCostMs` > 0 the clock moves that much whenever the reader looks at it.
+    const fleet = reader({ maxAgeMs: 500, now: () => (now += readCostMs) - readCostMs });
+    const a = fakeManifest('a');
+    await write(a, { manifestDigest: digestOf(a) });
+    const first = await fleet.workers(); // read at 1 000, taking ≥ 100 ms
+    const keepMs = fleet.maxAgeMs();
+    expect(keepMs).toBeGreaterThanOrEqual(READ_DUTY_FACTOR * 100);
+    readCostMs = 0;
+    const b = fakeManifest('b');
+    await write(b, { manifestDigest: digestOf(b) });
+    // Far older than maxAgeMs, younger than half the kept age: the same read answers.
+    now = 1_000 + keepMs / 2 - 1;
+    expect(await fleet.workers()).toBe(first);
+    // At the kept age: a new read (which took no time, so the kept age is maxAgeMs again).
+    now = 1_000 + keepMs;
+    expect((await fleet.workers()).map((view) => view.workerId)).toEqual(['a', 'b']);
+    expect(fleet.maxAgeMs()).toBe(500);
   });
 
   it('stamps a death once and clears the stamp when the worker returns', async () => {

@@ -27,8 +27,9 @@ export interface FleetReaderOptions {
   /** A worker dead for longer than this is removed from the registry. */
   readonly deadWorkerRetentionMs: number;
   /**
-   * How long `workers()` answers from its last read (default 1 000 ms; 0: always read); past half
-   * of it the next read starts in the background.
+   * How long `workers()` answers from its last read (default 1 000 ms; 0: always read), at least
+   * (READ_DUTY_FACTOR × the last read's duration); past half of it the next read starts in the
+   * background.
    */
   readonly maxAgeMs?: number;
   /** The clock (tests pass their own). */
@@ -45,6 +46,14 @@ export interface FleetReaderOptions {
  * work, and in one piece it would stall every request that arrives meanwhile.
  */
 export const YIELD_EVERY = 500;
+
+/**
+ * A shared read is kept for at least this many times as long as the last read took: a fleet whose
+ * read takes 100 ms (10 000 workers on a busy machine) is read every couple of seconds, not twice a
+ * second, so reading it never takes more than about a twentieth of the coordinator's time.
+ * Liveness is no coarser for it: a heartbeat's TTL is 15 s.
+ */
+export const READ_DUTY_FACTOR = 20;
 
 /** Lets queued I/O callbacks (requests) run. */
 export const yieldToEventLoop = (): Promise<void> =>
@@ -97,6 +106,8 @@ export class FleetReader {
   readonly #manifests = new Map<string, KnownManifest>();
   readonly #beats = new Map<string, KnownBeat>();
   #snapshot: { readonly at: number; readonly views: WorkerView[] } | undefined;
+  /** How long the last shared read took (ms, the reader's clock). */
+  #lastReadMs = 0;
   #refreshing: Promise<WorkerView[]> | undefined;
 
   constructor(options: FleetReaderOptions) {
@@ -105,18 +116,20 @@ export class FleetReader {
   }
 
   /**
-   * Every registered worker, sorted by id, from a read at most `maxAgeMs` old (concurrent callers
-   * share one read); the read prunes long-dead and manifest-less entries. Once the last read is
-   * half that old, the next one starts in the background while callers still get the last: a
-   * steady stream of callers never waits for a read (one of a 10 000-worker fleet takes long
-   * enough to show in every query's latency) and never gets an answer older than `maxAgeMs`.
-   * Callers must not mutate the answer: it is shared.
+   * Every registered worker, sorted by id, from a read at most `maxAgeMs` old — or, in a fleet
+   * whose read takes longer than a twentieth of that, READ_DUTY_FACTOR times the last read's
+   * duration (concurrent callers share one read); the read prunes long-dead and manifest-less
+   * entries. Once the last read is half that old, the next one starts in the background while
+   * callers still get the last: a steady stream of callers never waits for a read (one of a
+   * 10 000-worker fleet takes long enough to show in every query's latency). Callers must not
+   * mutate the answer: it is shared.
    */
   async workers(): Promise<WorkerView[]> {
     const snapshot = this.#snapshot;
     const age = snapshot === undefined ? Infinity : this.#now() - snapshot.at;
-    if (snapshot !== undefined && age < this.#maxAgeMs) {
-      if (age >= this.#maxAgeMs / 2 && this.#refreshing === undefined) {
+    const maxAgeMs = this.maxAgeMs();
+    if (snapshot !== undefined && age < maxAgeMs) {
+      if (age >= maxAgeMs / 2 && this.#refreshing === undefined) {
         this.#startRefresh().catch((error: unknown) =>
           this.#options.logger.warn({ err: error }, 'a background fleet read failed'),
         );
@@ -124,6 +137,11 @@ export class FleetReader {
       return snapshot.views;
     }
     return this.#refreshing ?? this.#startRefresh();
+  }
+
+  /** How old an answer of `workers()` may be now: `maxAgeMs`, or more for a slow read. */
+  maxAgeMs(): number {
+    return this.#maxAgeMs === 0 ? 0 : Math.max(this.#maxAgeMs, READ_DUTY_FACTOR * this.#lastReadMs);
   }
 
   #startRefresh(): Promise<WorkerView[]> {
@@ -153,6 +171,7 @@ export class FleetReader {
     const kept =
       forgotten.size === 0 ? views : views.filter((view) => !forgotten.has(view.workerId));
     await this.#options.prepare?.(kept);
+    this.#lastReadMs = this.#now() - at;
     this.#snapshot = { at, views: kept };
     return kept;
   }
