@@ -168,7 +168,8 @@ export const LaneCapacitySchema = z.object({
   counts: LaneCountsSchema,
   /**
    * How many live workers satisfy the lane (their ids: `GET /v1/fleet?lane=`), as of the
-   * coordinator's last fleet read (at most a second old).
+   * coordinator's last fleet read (a second old at most, longer only in a fleet that takes over
+   * 50 ms to read).
    */
   eligibleWorkers: Count,
   /** The summed concurrency of those workers. */
