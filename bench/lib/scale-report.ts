@@ -84,6 +84,10 @@ export function modeFigures(phases: readonly ScalePhase[]): Record<string, unkno
     heartbeatRedisCpuPercentOfOneCore: by((p) => p.redis.cpuPercentOfOneCore),
     redisUsedMemoryMb: by((p) => p.redis.usedMemoryMb),
     coordinatorRssMb: by((p) => p.coordinator.rssMb),
+    coordinatorCpuMsPerMatrixQuery: by((p) => p.coordinator.cpuMsPerMatrixQuery),
+    matrixResponseKb: by((p) => p.matrix.responseKb),
+    fleetResponseKb: by((p) => p.fleet.responseKb),
+    loadAverage1m: by((p) => p.loadAvg[0] ?? 0),
     laneBurstCommandShareByMaster: by((p) =>
       Object.fromEntries(p.laneBurst.redis.perMaster.map((m) => [m.node, m.commandShare])),
     ),

@@ -48,6 +48,13 @@ def test_health_fleet_matrix_lanes_metrics_openapi(fleet: Fleet) -> None:
 def test_enqueue_wait_and_read_a_result_as_numpy(trainer: Client, capsys: pytest.CaptureFixture[str]) -> None:
     enqueued = trainer.enqueue_rollouts(request("a red fox in the snow", [3, 5], guidanceScale=4.5))
     assert enqueued["status"] == "queued" and enqueued["eligibleWorkers"] == 2
+    (lane,) = [entry for entry in trainer.lanes()["lanes"] if entry["lane"] == enqueued["lane"]]
+    assert lane["eligibleWorkers"] == 2 and lane["capacity"] >= 2
+    eligible = trainer.lane_workers(enqueued["lane"])
+    assert eligible["live"] == 2 and sorted(w["workerId"] for w in eligible["workers"]) == ["w1", "w2"]
+    with pytest.raises(FlowfleetError) as unknown_lane:
+        trainer.lane_workers("lane-00000000000000ff")
+    assert unknown_lane.value.code == "API_LANE_NOT_FOUND"
     seen: list[str] = []
     status = trainer.wait_for(
         enqueued["id"], on_progress=lambda s: seen.append(s["status"]), progress=True, timeout_s=120

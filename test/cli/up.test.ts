@@ -108,9 +108,16 @@ describe('flowfleet up', () => {
     expect(sync.sync.version).toBe(1);
     expect([...sync.progress.okWorkers].sort()).toEqual(['w1', 'w2']);
 
-    const [matrix] = (await json(['matrix'])) as [{ liveWorkers: number; lanes: unknown[] }];
+    const [matrix] = (await json(['matrix'])) as [
+      { liveWorkers: number; lanes: { lane: string; eligibleWorkers: number }[] },
+    ];
     expect(matrix.liveWorkers).toBe(2);
     expect(matrix.lanes).toHaveLength(1);
+    expect(matrix.lanes[0]?.eligibleWorkers).toBe(2);
+    const [serving] = (await json(['workers', '--lane', matrix.lanes[0]!.lane])) as [
+      { workers: { workerId: string }[] },
+    ];
+    expect(serving.workers.map((w) => w.workerId).sort()).toEqual(['w1', 'w2']);
 
     const refreshes = (await json(['watch', '--count', '2', '--interval', '100'])) as {
       fleet: { live: number };

@@ -60,7 +60,11 @@ describe('FlowfleetClient against a real coordinator', () => {
     });
     const { lanes } = await trainer.lanes();
     expect(lanes.map((l) => l.lane)).toEqual([enqueued.lane]);
-    expect(lanes[0]).toMatchObject({ backlog: 1, eligibleWorkers: ['w-1'] });
+    expect(lanes[0]).toMatchObject({ backlog: 1, eligibleWorkers: 1 });
+    const serving = await trainer.laneWorkers(enqueued.lane);
+    expect(serving.workers.map((w) => w.workerId)).toEqual(['w-1']);
+    const unknownLane = await rejection(trainer.laneWorkers('lane-00000000000000ff'));
+    expect(unknownLane.code).toBe('API_LANE_NOT_FOUND');
     const matrix = await trainer.matrix();
     expect(matrix.liveWorkers).toBe(1);
     expect(matrix.cells).toContainEqual(

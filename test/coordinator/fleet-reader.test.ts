@@ -1,4 +1,4 @@
-import { coordinatorKeys, FleetReader } from '@flowfleet/coordinator';
+import { coordinatorKeys, FleetReader, READ_DUTY_FACTOR } from '@flowfleet/coordinator';
 import {
   fleetKeys,
   manifestDigestOf,
@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedisServer, uniquePrefix, type RedisServer } from '../harness/redis-server.js';
-import { fakeManifest } from './fixture.js';
+import { fakeManifest, waitFor } from './fixture.js';
 
 let server: RedisServer;
 let redis: Redis;
@@ -111,6 +111,44 @@ describe('FleetReader', () => {
     expect(await fleet.workers()).toBe(first);
     now += 1;
     expect((await fleet.workers()).map((view) => view.workerId)).toEqual(['a', 'b']);
+  });
+
+  it('starts the next read in the background once the last is half maxAgeMs old', async () => {
+    let now = 1_000;
+    const fleet = reader({ maxAgeMs: 500, now: () => now });
+    const a = fakeManifest('a');
+    await write(a, { manifestDigest: digestOf(a) });
+    const first = await fleet.workers();
+    const b = fakeManifest('b');
+    await write(b, { manifestDigest: digestOf(b) });
+    // Half-way: the caller gets the last read at once, and a read starts behind it; the clock
+    // stays put, so only that background read can bring 'b' in.
+    now += 250;
+    expect(await fleet.workers()).toBe(first);
+    await waitFor(async () => (await fleet.workers()).length === 2, 'the background read');
+    expect((await fleet.workers()).map((view) => view.workerId)).toEqual(['a', 'b']);
+  });
+
+  it('keeps a read that took long for READ_DUTY_FACTOR times its duration', async () => {
+    let now = 1_000;
+    let readCostMs = 100;
+    // While `readCostMs` > 0 the clock moves that much whenever the reader looks at it.
+    const fleet = reader({ maxAgeMs: 500, now: () => (now += readCostMs) - readCostMs });
+    const a = fakeManifest('a');
+    await write(a, { manifestDigest: digestOf(a) });
+    const first = await fleet.workers(); // read at 1 000, taking ≥ 100 ms
+    const keepMs = fleet.maxAgeMs();
+    expect(keepMs).toBeGreaterThanOrEqual(READ_DUTY_FACTOR * 100);
+    readCostMs = 0;
+    const b = fakeManifest('b');
+    await write(b, { manifestDigest: digestOf(b) });
+    // Far older than maxAgeMs, younger than half the kept age: the same read answers.
+    now = 1_000 + keepMs / 2 - 1;
+    expect(await fleet.workers()).toBe(first);
+    // At the kept age: a new read (which took no time, so the kept age is maxAgeMs again).
+    now = 1_000 + keepMs;
+    expect((await fleet.workers()).map((view) => view.workerId)).toEqual(['a', 'b']);
+    expect(fleet.maxAgeMs()).toBe(500);
   });
 
   it('stamps a death once and clears the stamp when the worker returns', async () => {

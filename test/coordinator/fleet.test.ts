@@ -84,7 +84,11 @@ describe('fleet, matrix and lanes', () => {
     expect(count('component', 'dit', 'cuda')).toBe(1);
     expect(count('component', 'text_encoder', 'cpu')).toBe(2);
     const lane = matrix.lanes.find((l: { lane: string }) => l.lane === held.lane);
-    expect(lane).toMatchObject({ backlog: 1, capacity: 4, eligibleWorkers: ['w-cuda'] });
+    expect(lane).toMatchObject({ backlog: 1, capacity: 4, eligibleWorkers: 1 });
+    // The ids behind the count: the fleet filtered by the lane.
+    const eligible = FleetSchema.parse((await get(`/v1/fleet?lane=${held.lane}`)).json());
+    expect(eligible.workers.map((w) => w.workerId)).toEqual(['w-cuda']);
+    expect(eligible).toMatchObject({ live: 1, dead: 0 });
 
     const fleet = (await get('/v1/fleet')).json();
     FleetSchema.parse(fleet);
@@ -108,7 +112,11 @@ describe('fleet, matrix and lanes', () => {
     expect(after.cells.some((c: Record<string, unknown>) => c['device'] === 'cuda')).toBe(false);
     expect(after.lanes.find((l: { lane: string }) => l.lane === held.lane)).toMatchObject({
       capacity: 0,
-      eligibleWorkers: [],
+      eligibleWorkers: 0,
+    });
+    expect((await get(`/v1/fleet?lane=${held.lane}`)).json()).toMatchObject({
+      live: 0,
+      workers: [],
     });
     const fleetAfter = (await get('/v1/fleet')).json();
     expect(fleetAfter).toMatchObject({ live: 1, dead: 1 });
@@ -161,9 +169,27 @@ describe('fleet, matrix and lanes', () => {
       lane: enqueued.lane,
       requirements: { model: 'wan21-mini', ops: ['cfg_combine', 'flow_sde_step'] },
       counts: { waiting: 1 },
-      eligibleWorkers: ['w-1'],
+      eligibleWorkers: 1,
       capacity: 2,
     });
+    // A record is validated once per text: one rewritten malformed is left out on the next read.
+    await fixture.redis.hset(fixture.coordinator.services.keys.lanes, enqueued.lane, '{"lane":1}');
+    expect(LanesSchema.parse((await get('/v1/lanes')).json()).lanes).toEqual([]);
+  });
+
+  it('answers a lane filter naming no recorded lane with a coded error', async () => {
+    const query = (lane: string) =>
+      fixture.coordinator.app.inject({
+        method: 'GET',
+        url: `/v1/fleet?lane=${lane}`,
+        headers: fixture.auth('viewer'),
+      });
+    const unknown = await query('lane-00000000000000ff');
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toMatchObject({ code: 'API_LANE_NOT_FOUND' });
+    const malformed = await query('not-a-lane');
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json()).toMatchObject({ code: 'API_INVALID_PARAMS' });
   });
 
   it('announces a new lane once on the lane channel', async () => {

@@ -3,6 +3,7 @@ import {
   DeviceClassSchema,
   IdSchema,
   JobStateSchema,
+  LaneNameSchema,
   MAX_WEIGHT_SHARDS,
   PeftLoraConfigSchema,
   Sha256Schema,
@@ -77,6 +78,13 @@ export const SyncBodySchema = z
   });
 
 /** `GET /v1/scaling` query: `deviceClass` (percent-encoded, e.g. `cuda%2Fsm90`) answers one class. */
+/** `GET /v1/fleet` query: only the live workers that can serve `lane`. */
+export const FleetQuerySchema = z.strictObject({
+  lane: LaneNameSchema.optional().describe(
+    'Answer only the live workers that satisfy this lane (the ids behind its eligibleWorkers)',
+  ),
+});
+
 export const ScalingQuerySchema = z.strictObject({
   deviceClass: DeviceClassSchema.optional().describe(
     'Answer only this device class (<device>/<arch>, percent-encoded in the URL)',

@@ -19,6 +19,7 @@ import { DebugRequestLog, httpLogger } from './dashboard/request-log.js';
 import { answerClientError, installErrorHandling, redisUnavailable } from './error-handler.js';
 import { assertNoEvictionOnMasters } from './eviction-policy.js';
 import { FleetCapacity } from './fleet-capacity.js';
+import { prepareFleetDigest } from './fleet-views.js';
 import { FleetReader } from './fleet-reader.js';
 import { JobEvents } from './job-events.js';
 import { JobStatusReader } from './job-status-reader.js';
@@ -138,6 +139,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     logger,
     deadWorkerRetentionMs:
       DEAD_RETENTION_FACTOR * (options.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS),
+    prepare: prepareFleetDigest,
   });
   const lanes = new LaneRegistry(redis, keys, logger);
   const weights = new WeightRegistry(redis, keys);

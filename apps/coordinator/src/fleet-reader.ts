@@ -26,11 +26,38 @@ export interface FleetReaderOptions {
   readonly logger: Logger;
   /** A worker dead for longer than this is removed from the registry. */
   readonly deadWorkerRetentionMs: number;
-  /** How long `workers()` answers from its last read (default 1 000 ms; 0: always read). */
+  /**
+   * How long `workers()` answers from its last read (default 1 000 ms; 0: always read), at least
+   * (READ_DUTY_FACTOR × the last read's duration); past half of it the next read starts in the
+   * background.
+   */
   readonly maxAgeMs?: number;
   /** The clock (tests pass their own). */
   readonly now?: () => number;
+  /**
+   * Derives what the views need of a read before `workers()` answers it (the coordinator passes
+   * `prepareFleetDigest`), so no query pays for it.
+   */
+  readonly prepare?: (views: readonly WorkerView[]) => Promise<void>;
 }
+
+/**
+ * Workers handled between two yields to the event loop: a read of 10 000 workers is tens of ms of
+ * work, and in one piece it would stall every request that arrives meanwhile.
+ */
+export const YIELD_EVERY = 500;
+
+/**
+ * A shared read is kept for at least this many times as long as the last read took: a fleet whose
+ * read takes 100 ms (10 000 workers on a busy machine) is read every couple of seconds, not twice a
+ * second, so reading it never takes more than about a twentieth of the coordinator's time.
+ * Liveness is no coarser for it: a heartbeat's TTL is 15 s.
+ */
+export const READ_DUTY_FACTOR = 20;
+
+/** Lets queued I/O callbacks (requests) run. */
+export const yieldToEventLoop = (): Promise<void> =>
+  new Promise((resolve) => setImmediate(resolve));
 
 /** Keys per MGET: large enough to be cheap, small enough not to stall Redis. */
 const MGET_CHUNK = 1_000;
@@ -79,6 +106,8 @@ export class FleetReader {
   readonly #manifests = new Map<string, KnownManifest>();
   readonly #beats = new Map<string, KnownBeat>();
   #snapshot: { readonly at: number; readonly views: WorkerView[] } | undefined;
+  /** How long the last shared read took (ms, the reader's clock). */
+  #lastReadMs = 0;
   #refreshing: Promise<WorkerView[]> | undefined;
 
   constructor(options: FleetReaderOptions) {
@@ -87,17 +116,38 @@ export class FleetReader {
   }
 
   /**
-   * Every registered worker, sorted by id, from a read at most `maxAgeMs` old (concurrent callers
-   * share one read); the read prunes long-dead and manifest-less entries. Callers must not mutate
-   * the answer: it is shared.
+   * Every registered worker, sorted by id, from a read at most `maxAgeMs` old — or, in a fleet
+   * whose read takes longer than a twentieth of that, READ_DUTY_FACTOR times the last read's
+   * duration (concurrent callers share one read); the read prunes long-dead and manifest-less
+   * entries. Once the last read is half that old, the next one starts in the background while
+   * callers still get the last: a steady stream of callers never waits for a read (one of a
+   * 10 000-worker fleet takes long enough to show in every query's latency). Callers must not
+   * mutate the answer: it is shared.
    */
   async workers(): Promise<WorkerView[]> {
     const snapshot = this.#snapshot;
-    if (snapshot !== undefined && this.#now() - snapshot.at < this.#maxAgeMs) {
+    const age = snapshot === undefined ? Infinity : this.#now() - snapshot.at;
+    const maxAgeMs = this.maxAgeMs();
+    if (snapshot !== undefined && age < maxAgeMs) {
+      if (age >= maxAgeMs / 2 && this.#refreshing === undefined) {
+        this.#startRefresh().catch((error: unknown) =>
+          this.#options.logger.warn({ err: error }, 'a background fleet read failed'),
+        );
+      }
       return snapshot.views;
     }
-    this.#refreshing ??= this.#refresh().finally(() => (this.#refreshing = undefined));
-    return this.#refreshing;
+    return this.#refreshing ?? this.#startRefresh();
+  }
+
+  /** How old an answer of `workers()` may be now: `maxAgeMs`, or more for a slow read. */
+  maxAgeMs(): number {
+    return this.#maxAgeMs === 0 ? 0 : Math.max(this.#maxAgeMs, READ_DUTY_FACTOR * this.#lastReadMs);
+  }
+
+  #startRefresh(): Promise<WorkerView[]> {
+    const refreshing = this.#refresh().finally(() => (this.#refreshing = undefined));
+    this.#refreshing = refreshing;
+    return refreshing;
   }
 
   /** Every registered worker with a valid manifest, sorted by id: a fresh read, no pruning. */
@@ -120,6 +170,8 @@ export class FleetReader {
     const forgotten = await this.#prune(views, missing);
     const kept =
       forgotten.size === 0 ? views : views.filter((view) => !forgotten.has(view.workerId));
+    await this.#options.prepare?.(kept);
+    this.#lastReadMs = this.#now() - at;
     this.#snapshot = { at, views: kept };
     return kept;
   }
@@ -132,7 +184,11 @@ export class FleetReader {
     for (const id of this.#beats.keys()) if (!registered.has(id)) this.#beats.delete(id);
     if (ids.length === 0) return { views: [], missing: [] };
     const beatTexts = await this.#mget(ids.map((id) => keys.heartbeat(id)));
-    const beats = ids.map((id, i) => this.#parseBeat(id, beatTexts[i] ?? null));
+    const beats: (WorkerHeartbeat | undefined)[] = [];
+    for (let i = 0; i < ids.length; i += 1) {
+      if (i > 0 && i % YIELD_EVERY === 0) await yieldToEventLoop();
+      beats.push(this.#parseBeat(ids[i]!, beatTexts[i] ?? null));
+    }
     const stale = ids.filter((id, i) => {
       const known = this.#manifests.get(id);
       if (known === undefined) return true;
@@ -152,9 +208,11 @@ export class FleetReader {
       }
     });
     const views: WorkerView[] = [];
-    ids.forEach((workerId, i) => {
+    for (let i = 0; i < ids.length; i += 1) {
+      if (i > 0 && i % YIELD_EVERY === 0) await yieldToEventLoop();
+      const workerId = ids[i]!;
       const known = this.#manifests.get(workerId);
-      if (known === undefined || missing.has(workerId)) return;
+      if (known === undefined || missing.has(workerId)) continue;
       const beat = beats[i];
       views.push({
         workerId,
@@ -162,7 +220,7 @@ export class FleetReader {
         manifest: known.manifest,
         ...(beat === undefined ? {} : { heartbeat: beat }),
       });
-    });
+    }
     return { views, missing: [...missing] };
   }
 

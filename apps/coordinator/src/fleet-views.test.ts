@@ -1,7 +1,13 @@
 import type { LaneSpec, ManifestRow, WorkerManifest } from '@flowfleet/protocol';
 import { describe, expect, it } from 'vitest';
 import type { WorkerView } from './fleet-reader.js';
-import { capabilityMatrix, laneCapacities, summarizeWorkers } from './fleet-views.js';
+import {
+  capabilityMatrix,
+  eligibleWorkerViews,
+  fleetDigest,
+  laneCapacities,
+  summarizeWorkers,
+} from './fleet-views.js';
 
 const row = (op: string, device: string, arch: string, available = true): ManifestRow => ({
   registry: 'kernels',
@@ -99,10 +105,12 @@ describe('fleet views', () => {
     };
     const counts = { waiting: 2, delayed: 1, prioritized: 0, active: 1, completed: 0, failed: 0 };
     const [capacity] = laneCapacities([lane], new Map([[lane.lane, counts]]), workers);
-    expect(capacity).toMatchObject({ backlog: 3, eligibleWorkers: ['a'], capacity: 3 });
+    expect(capacity).toMatchObject({ backlog: 3, eligibleWorkers: 1, capacity: 3 });
+    const ids = eligibleWorkerViews(workers, lane.lane, lane.requirements);
+    expect(ids.map((view) => view.workerId)).toEqual(['a']);
   });
 
-  it('judges workers of equal capability together and lists the eligible in fleet order', () => {
+  it('judges workers of equal capability together; the lane filter lists them in fleet order', () => {
     const cuda = (id: string, concurrency: number): WorkerView => {
       const view = worker(id, true, [row('flow_sde_step', 'cuda', 'sm90')], concurrency);
       return {
@@ -132,9 +140,48 @@ describe('fleet views', () => {
       new Map(),
       fleet,
     );
-    expect(gpu).toMatchObject({ eligibleWorkers: ['g1', 'g2', 'g3'], capacity: 14 });
-    expect(any).toMatchObject({ eligibleWorkers: ['g1', 'p1', 'g2', 'p2', 'g3'], capacity: 16 });
-    expect(sm90).toMatchObject({ eligibleWorkers: ['g1', 'g2', 'g3'] });
+    expect(gpu).toMatchObject({ eligibleWorkers: 3, capacity: 14 });
+    expect(any).toMatchObject({ eligibleWorkers: 5, capacity: 16 });
+    expect(sm90).toMatchObject({ eligibleWorkers: 3, capacity: 14 });
+    const idsOf = (spec: LaneSpec) =>
+      eligibleWorkerViews(fleet, spec.lane, spec.requirements).map((view) => view.workerId);
+    expect(idsOf(lane(1, ['cuda']))).toEqual(['g1', 'g2', 'g3']);
+    expect(idsOf(lane(2, ['cuda', 'cpu']))).toEqual(['g1', 'p1', 'g2', 'p2', 'g3']);
+    expect(fleetDigest(fleet).groupOf).toEqual([0, 1, 0, 1, 0]);
+  });
+
+  it('derives the views once per read: the same array answers the same digest and cells', () => {
+    const read = [...workers];
+    const digest = fleetDigest(read);
+    expect(fleetDigest(read)).toBe(digest);
+    expect(capabilityMatrix(read)).toBe(digest.cells);
+    expect(digest.liveWorkers).toBe(2);
+    const spec = {
+      model: 'wan21-mini',
+      ops: ['flow_sde_step'],
+      components: [],
+      devices: ['cpu' as const],
+      minArch: {},
+      dtype: 'float32' as const,
+    };
+    expect(digest.eligibility('lane-0000000000000009', spec)).toBe(
+      digest.eligibility('lane-0000000000000009', spec),
+    );
+    // A new read (a new array, a worker gone) is a new digest with its own counts.
+    const next = read.filter((view) => view.workerId !== 'a');
+    expect(fleetDigest(next)).not.toBe(digest);
+    expect(fleetDigest(next).eligibility('lane-0000000000000009', spec).eligibleWorkers).toBe(1);
+    expect(capabilityMatrix(next).map((cell) => cell.liveWorkers)).toEqual([0, 1]);
+  });
+
+  it('counts a worker once per cell when its manifest lists the cell twice', () => {
+    const twice = worker('d', true, [
+      row('flow_sde_step', 'cpu', 'generic', false),
+      row('flow_sde_step', 'cpu', 'generic'),
+      row('flow_sde_step', 'cpu', 'generic'),
+    ]);
+    const same = { ...twice, workerId: 'e' };
+    expect(capabilityMatrix([twice, same]).map((cell) => cell.liveWorkers)).toEqual([2]);
   });
 
   it('summarizes load from the heartbeat and zero for dead workers', () => {

@@ -5,9 +5,10 @@ import {
   type LaneSpec,
   type ManifestRow,
   type Matrix,
+  type Requirements,
   type WorkerManifest,
 } from '@flowfleet/protocol';
-import type { WorkerView } from './fleet-reader.js';
+import { YIELD_EVERY, yieldToEventLoop, type WorkerView } from './fleet-reader.js';
 import type { LaneCounts } from './lane-queues.js';
 
 /** The fleet listing. */
@@ -81,27 +82,16 @@ function declaredCells(manifest: WorkerManifest) {
   return cells;
 }
 
-/**
- * For every (op or component kind) × (device, arch, variant) that any live worker declares: how
- * many live workers have it available. Sorted for stable output; a cell declared only as
- * unavailable shows 0.
- */
-export function capabilityMatrix(workers: readonly WorkerView[]): MatrixCell[] {
-  const cells = new Map<string, { cell: Omit<MatrixCell, 'liveWorkers'>; workers: Set<string> }>();
-  for (const worker of workers) {
-    if (!worker.alive) continue;
-    for (const { id, cell, available } of declaredCells(worker.manifest)) {
-      let entry = cells.get(id);
-      if (entry === undefined) {
-        entry = { cell, workers: new Set() };
-        cells.set(id, entry);
-      }
-      if (available) entry.workers.add(worker.workerId);
-    }
+/** Equal keys: the manifests declare the same matrix cells with the same availability. */
+const cellKeys = new WeakMap<WorkerManifest, string>();
+
+function cellKey(manifest: WorkerManifest): string {
+  let key = cellKeys.get(manifest);
+  if (key === undefined) {
+    key = JSON.stringify(declaredCells(manifest).map(({ id, available }) => [id, available]));
+    cellKeys.set(manifest, key);
   }
-  return [...cells.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([, entry]) => ({ ...entry.cell, liveWorkers: entry.workers.size }));
+  return key;
 }
 
 /**
@@ -121,56 +111,203 @@ function capabilityKey(manifest: WorkerManifest): string {
   return key;
 }
 
-/**
- * Live workers (in order) with the index of their capability group, and one manifest per group:
- * each group is judged against a lane once.
- */
-function capabilityGroups(workers: readonly WorkerView[]) {
-  const index = new Map<string, number>();
-  const representatives: WorkerManifest[] = [];
-  const live: WorkerView[] = [];
-  const groupOf: number[] = [];
-  for (const worker of workers) {
-    if (!worker.alive) continue;
-    const key = capabilityKey(worker.manifest);
-    let group = index.get(key);
-    if (group === undefined) {
-      group = representatives.length;
-      index.set(key, group);
-      representatives.push(worker.manifest);
-    }
-    live.push(worker);
-    groupOf.push(group);
-  }
-  return { live, groupOf, representatives };
+/** Live workers whose manifests satisfy the same lanes: judged against a lane once. */
+interface CapabilityGroup {
+  readonly manifest: WorkerManifest;
+  liveWorkers: number;
+  /** The sum of their concurrency. */
+  capacity: number;
 }
 
-/** Joins lane records with their queue counts and the live workers that satisfy them. */
+/** How many live workers can serve a lane, and their summed concurrency. */
+export interface LaneEligibility {
+  readonly eligibleWorkers: number;
+  readonly capacity: number;
+  /** Index of every satisfying group (into the digest's `groupOf`). */
+  readonly groups: ReadonlySet<number>;
+}
+
+/**
+ * What the views need of one fleet read, derived once per read (the reader shares a read for up
+ * to a second, and so every query in that second shares this): live workers by capability group,
+ * the matrix cells, and each lane's eligibility as it is first asked for. A query then costs a
+ * lookup and its serialisation, not a pass over every worker.
+ */
+export interface FleetDigest {
+  readonly liveWorkers: number;
+  /** Shared by every query of the read: not to be mutated. */
+  readonly cells: MatrixCell[];
+  /** Per view of the read: its capability group, or -1 for a dead worker. */
+  readonly groupOf: readonly number[];
+  /** Lane → eligibility (filled on first use; a lane's requirements never change). */
+  eligibility(lane: string, requirements: Requirements): LaneEligibility;
+}
+
+const digests = new WeakMap<readonly WorkerView[], FleetDigest>();
+
+/** The digest of one read (`workers` as the reader answered it: the same array, the same digest). */
+export function fleetDigest(workers: readonly WorkerView[]): FleetDigest {
+  let digest = digests.get(workers);
+  if (digest === undefined) {
+    digest = digestOf(workers);
+    digests.set(workers, digest);
+  }
+  return digest;
+}
+
+/**
+ * Derives the digest of a read in slices, yielding to the event loop between them, so a large
+ * fleet's read does not stall the requests that arrive meanwhile (the reader calls it before it
+ * answers the read).
+ */
+export async function prepareFleetDigest(workers: readonly WorkerView[]): Promise<void> {
+  if (!digests.has(workers)) digests.set(workers, await digestOf(workers, yieldToEventLoop));
+}
+
+function digestOf(workers: readonly WorkerView[]): FleetDigest;
+function digestOf(workers: readonly WorkerView[], pause: () => Promise<void>): Promise<FleetDigest>;
+function digestOf(
+  workers: readonly WorkerView[],
+  pause?: () => Promise<void>,
+): FleetDigest | Promise<FleetDigest> {
+  const groupIndex = new Map<string, number>();
+  const groups: CapabilityGroup[] = [];
+  const cellGroups = new Map<string, { manifest: WorkerManifest; liveWorkers: number }>();
+  const groupOf: number[] = [];
+  let liveWorkers = 0;
+  const add = ({ alive, manifest }: WorkerView): void => {
+    if (!alive) {
+      groupOf.push(-1);
+      return;
+    }
+    liveWorkers += 1;
+    const key = capabilityKey(manifest);
+    let index = groupIndex.get(key);
+    if (index === undefined) {
+      index = groups.length;
+      groupIndex.set(key, index);
+      groups.push({ manifest, liveWorkers: 0, capacity: 0 });
+    }
+    const group = groups[index]!;
+    group.liveWorkers += 1;
+    group.capacity += manifest.concurrency;
+    groupOf.push(index);
+    const cells = cellKey(manifest);
+    const cellGroup = cellGroups.get(cells);
+    if (cellGroup === undefined) cellGroups.set(cells, { manifest, liveWorkers: 1 });
+    else cellGroup.liveWorkers += 1;
+  };
+  const finish = (): FleetDigest => {
+    const eligibility = new Map<string, LaneEligibility>();
+    return {
+      liveWorkers,
+      cells: matrixCells([...cellGroups.values()]),
+      groupOf,
+      eligibility(lane, requirements) {
+        let known = eligibility.get(lane);
+        if (known === undefined) {
+          const ok = new Set<number>();
+          let eligibleWorkers = 0;
+          let capacity = 0;
+          groups.forEach((group, index) => {
+            if (!manifestSatisfies(group.manifest, requirements).ok) return;
+            ok.add(index);
+            eligibleWorkers += group.liveWorkers;
+            capacity += group.capacity;
+          });
+          known = { eligibleWorkers, capacity, groups: ok };
+          eligibility.set(lane, known);
+        }
+        return known;
+      },
+    };
+  };
+  if (pause === undefined) {
+    workers.forEach(add);
+    return finish();
+  }
+  return (async () => {
+    for (let i = 0; i < workers.length; i += 1) {
+      if (i > 0 && i % YIELD_EVERY === 0) await pause();
+      add(workers[i]!);
+    }
+    return finish();
+  })();
+}
+
+/**
+ * For every (op or component kind) × (device, arch, variant) that any live worker declares: how
+ * many live workers have it available, from groups of workers that declare the same cells.
+ * Sorted for stable output; a cell declared only as unavailable shows 0.
+ */
+function matrixCells(
+  groups: readonly { manifest: WorkerManifest; liveWorkers: number }[],
+): MatrixCell[] {
+  const cells = new Map<string, { cell: Omit<MatrixCell, 'liveWorkers'>; liveWorkers: number }>();
+  for (const { manifest, liveWorkers } of groups) {
+    // A manifest may list a cell twice (a kernel and a component of the same key never collide:
+    // the registry is part of the id); its workers count once per cell.
+    const counted = new Set<string>();
+    for (const { id, cell, available } of declaredCells(manifest)) {
+      let entry = cells.get(id);
+      if (entry === undefined) {
+        entry = { cell, liveWorkers: 0 };
+        cells.set(id, entry);
+      }
+      if (available && !counted.has(id)) {
+        counted.add(id);
+        entry.liveWorkers += liveWorkers;
+      }
+    }
+  }
+  return [...cells.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, entry]) => ({ ...entry.cell, liveWorkers: entry.liveWorkers }));
+}
+
+/** The matrix cells of one read (see {@link fleetDigest}). */
+export function capabilityMatrix(workers: readonly WorkerView[]): MatrixCell[] {
+  return fleetDigest(workers).cells;
+}
+
+/** The live workers of one read that can serve a lane (for `GET /v1/fleet?lane=`). */
+export function eligibleWorkerViews(
+  workers: readonly WorkerView[],
+  lane: string,
+  requirements: Requirements,
+): WorkerView[] {
+  const digest = fleetDigest(workers);
+  const { groups } = digest.eligibility(lane, requirements);
+  return workers.filter((_, i) => groups.has(digest.groupOf[i]!));
+}
+
+const NO_COUNTS: LaneCounts = {
+  waiting: 0,
+  delayed: 0,
+  prioritized: 0,
+  active: 0,
+  completed: 0,
+  failed: 0,
+};
+
+/** Joins lane records with their queue counts and how many live workers satisfy them. */
 export function laneCapacities(
   lanes: readonly LaneSpec[],
   counts: ReadonlyMap<string, LaneCounts>,
   workers: readonly WorkerView[],
 ): LaneCapacity[] {
-  const { live, groupOf, representatives } = capabilityGroups(workers);
+  const digest = fleetDigest(workers);
   return lanes.map((spec) => {
-    const ok = representatives.map((manifest) => manifestSatisfies(manifest, spec.requirements).ok);
-    const eligible = live.filter((_, i) => ok[groupOf[i]!]);
-    const laneCounts = counts.get(spec.lane) ?? {
-      waiting: 0,
-      delayed: 0,
-      prioritized: 0,
-      active: 0,
-      completed: 0,
-      failed: 0,
-    };
+    const { eligibleWorkers, capacity } = digest.eligibility(spec.lane, spec.requirements);
+    const laneCounts = counts.get(spec.lane) ?? NO_COUNTS;
     return {
       lane: spec.lane,
       requirements: spec.requirements,
       createdAt: spec.createdAt,
       backlog: laneCounts.waiting + laneCounts.delayed + laneCounts.prioritized,
       counts: laneCounts,
-      eligibleWorkers: eligible.map((worker) => worker.workerId),
-      capacity: eligible.reduce((sum, worker) => sum + worker.manifest.concurrency, 0),
+      eligibleWorkers,
+      capacity,
     };
   });
 }

@@ -23,7 +23,7 @@ export type { BlobDigest } from './blob-digest.js';
 export { admissionSchema, admitRolloutRequest } from './rollout-admission.js';
 export type { AdmittedRollout } from './rollout-admission.js';
 export { FleetCapacity } from './fleet-capacity.js';
-export { FleetReader } from './fleet-reader.js';
+export { FleetReader, READ_DUTY_FACTOR } from './fleet-reader.js';
 export type { FleetReaderOptions, WorkerView } from './fleet-reader.js';
 export type { CapacityCheck, WorkerVerdict } from './fleet-capacity.js';
 export { publishLimits } from './limits-publisher.js';

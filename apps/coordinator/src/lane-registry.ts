@@ -13,6 +13,8 @@ export class LaneRegistry {
   readonly #logger: Logger;
   /** Lanes known to be recorded (a lane record is never deleted), so they are not written again. */
   readonly #recorded = new Set<string>();
+  /** Each record as last read: its text and the spec it validated to (a record is validated once). */
+  readonly #parsed = new Map<string, { readonly json: string; readonly spec: LaneSpec }>();
 
   constructor(redis: RedisClient, keys: CoordinatorKeys, logger: Logger) {
     this.#redis = redis;
@@ -46,11 +48,19 @@ export class LaneRegistry {
     return exists;
   }
 
-  /** Every recorded lane, sorted by name; malformed records are logged and left out. */
+  /**
+   * Every recorded lane, sorted by name; malformed records are logged and left out. Each record's
+   * text is validated once (the schema recomputes the lane's hash), then known by its text.
+   */
   async list(): Promise<LaneSpec[]> {
     const all = await this.#redis.hgetall(this.#keys.lanes);
     const lanes: LaneSpec[] = [];
     for (const [lane, json] of Object.entries(all)) {
+      const known = this.#parsed.get(lane);
+      if (known?.json === json) {
+        lanes.push(known.spec);
+        continue;
+      }
       let value: unknown;
       try {
         value = JSON.parse(json) as unknown;
@@ -58,8 +68,13 @@ export class LaneRegistry {
         value = undefined;
       }
       const parsed = LaneSpecSchema.safeParse(value);
-      if (parsed.success && parsed.data.lane === lane) lanes.push(parsed.data);
-      else this.#logger.warn({ lane }, 'ignoring a malformed lane record');
+      if (parsed.success && parsed.data.lane === lane) {
+        this.#parsed.set(lane, { json, spec: parsed.data });
+        lanes.push(parsed.data);
+      } else {
+        this.#parsed.delete(lane);
+        this.#logger.warn({ lane }, 'ignoring a malformed lane record');
+      }
     }
     return lanes.sort((a, b) => (a.lane < b.lane ? -1 : a.lane > b.lane ? 1 : 0));
   }

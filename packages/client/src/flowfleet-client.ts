@@ -233,6 +233,14 @@ export class FlowfleetClient {
     return this.#get('/v1/fleet', FleetSchema, call);
   }
 
+  /**
+   * The live workers that can serve `lane`: the ids behind its `eligibleWorkers` count.
+   * @throws FlowfleetError API_LANE_NOT_FOUND, API_INVALID_PARAMS, transport codes
+   */
+  laneWorkers(lane: string, call?: CallOptions): Promise<Fleet> {
+    return this.#get(`/v1/fleet?lane=${segment(lane)}`, FleetSchema, call);
+  }
+
   /** The capability matrix with lane backlog and capacity. @throws transport codes */
   matrix(call?: CallOptions): Promise<Matrix> {
     return this.#get('/v1/fleet/matrix', MatrixSchema, call);

@@ -185,6 +185,12 @@ export const ERROR_CODES = {
     summary:
       'GET /v1/scaling?deviceClass= names a well-formed class that is not known: no live worker, no remembered manifest and not in FLOWFLEET_SCALING_CLASSES; details.known lists the known classes.',
   },
+  API_LANE_NOT_FOUND: {
+    source: 'coordinator',
+    httpStatus: 404,
+    summary:
+      'GET /v1/fleet?lane= names a well-formed lane that is not recorded (lanes are recorded by their first rollout); GET /v1/lanes lists them.',
+  },
   API_SYNC_BASE_UNKNOWN: {
     source: 'coordinator',
     httpStatus: 409,

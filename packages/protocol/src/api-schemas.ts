@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ComponentIdSchema, IdSchema, Sha256Schema, TimestampSchema } from './atoms.js';
-import { RolloutListItemSchema } from './job-status.js';
+import { LaneNameSchema, RolloutListItemSchema } from './job-status.js';
 import { RequirementsSchema } from './requirements.js';
 import { SyncStatusSchema } from './weight-sync.js';
 import { PlatformFactsSchema } from './worker-manifest.js';
@@ -10,7 +10,6 @@ import { PlatformFactsSchema } from './worker-manifest.js';
 // definition, so the two cannot drift. Objects are `z.object` (unknown keys dropped), so a client
 // that reads a newer coordinator which adds a field still parses.
 
-const LaneNameSchema = z.string().regex(/^lane-[0-9a-f]{16}$/);
 const Count = z.int().min(0);
 
 /** The result files a job stores. */
@@ -167,7 +166,13 @@ export const LaneCapacitySchema = z.object({
   createdAt: TimestampSchema,
   backlog: Count,
   counts: LaneCountsSchema,
-  eligibleWorkers: z.array(IdSchema),
+  /**
+   * How many live workers satisfy the lane (their ids: `GET /v1/fleet?lane=`), as of the
+   * coordinator's last fleet read (a second old at most, longer only in a fleet that takes over
+   * 50 ms to read).
+   */
+  eligibleWorkers: Count,
+  /** The summed concurrency of those workers. */
   capacity: Count,
 });
 /** One lane with its requirements, queue counts and capacity. */

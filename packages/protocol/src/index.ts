@@ -65,7 +65,13 @@ export type {
   WeightVersionRecord,
 } from './weight-record.js';
 export type { SyncAck, SyncStatus, WeightSync } from './weight-sync.js';
-export { JobProgressSchema, JobStateSchema, JobStatusSchema, JobViewSchema } from './job-status.js';
+export {
+  JobProgressSchema,
+  JobStateSchema,
+  JobStatusSchema,
+  JobViewSchema,
+  LaneNameSchema,
+} from './job-status.js';
 export type { JobProgress, JobState, JobStatus, JobView, RolloutListItem } from './job-status.js';
 export {
   RolloutJobSchema,

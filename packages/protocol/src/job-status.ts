@@ -16,7 +16,7 @@ export const JobProgressSchema = z
 export type JobProgress = z.infer<typeof JobProgressSchema>;
 
 /** A lane name: `lane-<16 hex digits>`. */
-const LaneNameSchema = z
+export const LaneNameSchema = z
   .string()
   .regex(/^lane-[0-9a-f]{16}$/, 'a lane name is lane-<16 hex digits>');
 

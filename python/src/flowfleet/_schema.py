@@ -161,9 +161,7 @@ FLEET = obj(
         )
     ),
 )
-_LANE = obj(
-    lane=STR, requirements=obj(), backlog=COUNT, counts=obj(), eligibleWorkers=list_of(STR), capacity=COUNT
-)
+_LANE = obj(lane=STR, requirements=obj(), backlog=COUNT, counts=obj(), eligibleWorkers=COUNT, capacity=COUNT)
 LANES = obj(lanes=list_of(_LANE))
 MATRIX = obj(
     liveWorkers=COUNT,

@@ -295,6 +295,13 @@ class Client:
         """Every registered worker, live and dead. :raises FlowfleetError: transport codes"""
         return cast(Fleet, self._get("/v1/fleet", schema.FLEET, call))
 
+    def lane_workers(self, lane: str, *, call: Call | None = None) -> Fleet:
+        """The live workers that can serve ``lane``: the ids behind its ``eligibleWorkers`` count.
+
+        :raises FlowfleetError: ``API_LANE_NOT_FOUND``, ``API_INVALID_PARAMS``, transport codes
+        """
+        return cast(Fleet, self._get(f"/v1/fleet?lane={_segment(lane)}", schema.FLEET, call))
+
     def matrix(self, *, call: Call | None = None) -> Matrix:
         """The capability matrix with lane backlog and capacity. :raises FlowfleetError: transport codes"""
         return cast(Matrix, self._get("/v1/fleet/matrix", schema.MATRIX, call))

@@ -133,7 +133,9 @@ class LaneCapacity(TypedDict):
     createdAt: str
     backlog: int
     counts: dict[str, int]
-    eligibleWorkers: list[str]
+    #: How many live workers satisfy the lane (their ids: ``Client.lane_workers(lane)``).
+    eligibleWorkers: int
+    #: The summed concurrency of those workers.
     capacity: int
 
 

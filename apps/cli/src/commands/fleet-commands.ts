@@ -4,9 +4,20 @@ import { EXIT_CODES } from '../exit-codes.js';
 import { lanesTable, matrixTable, scalingTable, workersTable } from '../format/fleet-tables.js';
 import { remoteClient, type RemoteOptions } from '../remote-client.js';
 
-/** `flowfleet workers`: every registered worker, live first. */
-export async function runWorkers(options: RemoteOptions, io: CliIo): Promise<number> {
-  const fleet = await remoteClient(options, io).fleet({ signal: io.signal });
+/** Flags of `flowfleet workers`. */
+export interface WorkersFlags extends RemoteOptions {
+  /** Only the live workers that can serve this lane. */
+  readonly lane?: string;
+}
+
+/** `flowfleet workers [--lane <lane>]`: every registered worker, live first (or a lane's). */
+export async function runWorkers(options: WorkersFlags, io: CliIo): Promise<number> {
+  const client = remoteClient(options, io);
+  const call = { signal: io.signal };
+  const fleet =
+    options.lane === undefined
+      ? await client.fleet(call)
+      : await client.laneWorkers(options.lane, call);
   if (options.json === true) {
     line(io.out, JSON.stringify(fleet));
     return EXIT_CODES.ok;

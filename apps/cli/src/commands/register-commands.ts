@@ -3,7 +3,13 @@ import { integerIn } from '../cli-args.js';
 import type { CliIo } from '../cli-io.js';
 import { runDemo, type DemoFlags } from '../demo/run-demo.js';
 import { withRemoteOptions, type RemoteOptions } from '../remote-client.js';
-import { runMatrix, runScaling, runWorkers, type ScalingFlags } from './fleet-commands.js';
+import {
+  runMatrix,
+  runScaling,
+  runWorkers,
+  type ScalingFlags,
+  type WorkersFlags,
+} from './fleet-commands.js';
 import { rolloutCommand, runRollout, type RolloutFlags } from './rollout-command.js';
 import { runSync, syncCommand, type SyncFlags } from './sync-command.js';
 import { runTrain, trainCommand, type TrainFlags } from './train-command.js';
@@ -80,8 +86,9 @@ export function registerCommands(program: Command, io: CliIo, hooks: CommandHook
   withRemoteOptions(
     program
       .command('workers')
-      .description('every registered worker: state, platform, load, weights, heartbeat'),
-  ).action(run('workers', (flags: RemoteOptions) => runWorkers(flags, io)));
+      .description('every registered worker: state, platform, load, weights, heartbeat')
+      .option('--lane <lane>', 'only the live workers that can serve this lane (lane-…)'),
+  ).action(run('workers', (flags: WorkersFlags) => runWorkers(flags, io)));
 
   syncCommand(program).action(
     run('sync', (flags: SyncFlags, component: string, path: string) =>

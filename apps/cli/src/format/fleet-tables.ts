@@ -94,7 +94,7 @@ export function lanesTable(lanes: readonly LaneCapacity[]): string[] {
     lane.counts.active,
     lane.counts.completed,
     lane.counts.failed,
-    lane.eligibleWorkers.length,
+    lane.eligibleWorkers,
     lane.capacity,
   ]);
   return renderTable(

@@ -190,7 +190,7 @@ export const DASHBOARD_SCRIPT = String.raw`
           h('td', { class: 'num', text: l.counts.active }),
           h('td', { class: 'num', text: l.counts.completed }),
           h('td', { class: 'num', text: l.counts.failed }),
-          h('td', { class: 'num', title: l.eligibleWorkers.join(', '), text: l.eligibleWorkers.length }),
+          h('td', { class: 'num', text: l.eligibleWorkers }),
           h('td', { class: 'num', text: l.capacity }),
         ]);
       })));

@@ -1,8 +1,14 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import { FleetSchema, LanesSchema, MatrixSchema, ScalingSchema } from '@flowfleet/protocol';
 import type { FastifyInstance } from 'fastify';
-import { ScalingQuerySchema } from '../api-schemas.js';
-import { capabilityMatrix, laneCapacities, summarizeWorkers } from '../fleet-views.js';
+import { FleetQuerySchema, ScalingQuerySchema } from '../api-schemas.js';
+import {
+  capabilityMatrix,
+  eligibleWorkerViews,
+  fleetDigest,
+  laneCapacities,
+  summarizeWorkers,
+} from '../fleet-views.js';
 import type { LaneCounts } from '../lane-queues.js';
 import type { CoordinatorServices } from '../services.js';
 import type { ZodTypeProvider } from '../zod-type-provider.js';
@@ -22,18 +28,34 @@ export function registerFleetRoutes(app: FastifyInstance, services: CoordinatorS
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.get('/v1/fleet', {
-    schema: { response: { 200: FleetSchema } },
+    schema: { querystring: FleetQuerySchema, response: { 200: FleetSchema } },
     config: {
       flowfleet: {
         roles: ['viewer'],
-        summary: 'Every registered worker: platform, versions, load, alive or dead',
+        summary:
+          'Every registered worker: platform, versions, load, alive or dead (query: lane — only the live workers that can serve it)',
+        errors: ['API_LANE_NOT_FOUND'],
         usesRedis: true,
       },
     },
-    handler: async () => {
-      const workers = summarizeWorkers(await services.fleet.workers());
-      const live = workers.filter((worker) => worker.alive).length;
-      return { live, dead: workers.length - live, workers };
+    handler: async (request) => {
+      const wanted = request.query.lane;
+      const views = await services.fleet.workers();
+      if (wanted === undefined) {
+        const workers = summarizeWorkers(views);
+        const live = fleetDigest(views).liveWorkers;
+        return { live, dead: workers.length - live, workers };
+      }
+      const spec = (await services.lanes.list()).find((lane) => lane.lane === wanted);
+      if (spec === undefined) {
+        throw new FlowfleetError(
+          'API_LANE_NOT_FOUND',
+          `lane '${wanted}' is not recorded (GET /v1/lanes lists the lanes)`,
+          { details: { lane: wanted } },
+        );
+      }
+      const workers = summarizeWorkers(eligibleWorkerViews(views, spec.lane, spec.requirements));
+      return { live: workers.length, dead: 0, workers };
     },
   });
 
@@ -50,7 +72,7 @@ export function registerFleetRoutes(app: FastifyInstance, services: CoordinatorS
     handler: async () => {
       const { workers, lanes } = await readLaneCapacities(services);
       return {
-        liveWorkers: workers.filter((worker) => worker.alive).length,
+        liveWorkers: fleetDigest(workers).liveWorkers,
         cells: capabilityMatrix(workers),
         lanes,
       };
