@@ -363,6 +363,9 @@ function linkBoundRate(bytes: number, workers: number, cpuS: number): number {
   return Math.min(RATE, Math.max(2e6, Math.floor(rate / 5e5) * 5e5));
 }
 
+/** How the link-bound cap was chosen (for the results). */
+let linkRateWhy: string | undefined;
+
 await runBench(async (teardown) => {
   const redisServer = await startBenchRedis();
   teardown.add('redis-server', () => redisServer.stop());
@@ -436,9 +439,6 @@ await runBench(async (teardown) => {
     report(rows, context, linkRate);
   }
 });
-
-/** How the link-bound cap was chosen (for the results). */
-let linkRateWhy: string | undefined;
 
 /** What the report needs besides the rows. */
 interface ReportContext {
