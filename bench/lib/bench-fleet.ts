@@ -96,6 +96,9 @@ export async function startBenchCoordinator(
     prefix,
     tokens: BENCH_TOKENS,
     blobDir,
+    // Fleets under different prefixes share one blob dir (uploaded once): a coordinator must not
+    // collect the blobs its own prefix does not reference (the 600 s default did, mid-bench:sync).
+    retention: { weightGraceSeconds: 24 * 3600 },
     ...(egressBytesPerSecond === undefined ? {} : { egressBytesPerSecond }),
     ...(cards === undefined ? {} : { cards }),
     ...(onResultStored === undefined
