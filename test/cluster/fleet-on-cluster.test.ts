@@ -200,6 +200,25 @@ describe('a fleet on a 3-master Redis Cluster', () => {
     }
   }, 60_000);
 
+  it('wakes an idle worker when a job is added to its lane, not at its next poll', async () => {
+    const fleet = await startTestFleet(cluster.url, 'cluster-wake', { redisMode: 'cluster' });
+    try {
+      // A poll far longer than the bound below: only the lane-work channel can start a job in time.
+      await fleet.startWorker({ pollIntervalMs: 60_000, rescanIntervalMs: 2_000 });
+      const body = tinyRollout({ steps: 2 });
+      // The first job opens the lane (the lane channel); the next ones find the worker idle.
+      await fleet.waitForCompletion((await fleet.enqueue(body)).id, 30_000);
+      for (let round = 0; round < 3; round++) {
+        const { id } = await fleet.enqueue(body);
+        const done = await fleet.waitForCompletion(id, 70_000);
+        const waitedMs = Date.parse(done.startedAt ?? '') - Date.parse(done.createdAt);
+        expect(waitedMs, `round ${round}: queued ${waitedMs} ms`).toBeLessThan(5_000);
+      }
+    } finally {
+      await fleet.close();
+    }
+  }, 120_000);
+
   it('a SIGKILLed worker loses nothing: its job completes on the other worker', async () => {
     const fleet = await startTestFleet(cluster.url, 'cluster-kill', { redisMode: 'cluster' });
     const children: ChildWorker[] = [];

@@ -13,6 +13,7 @@ import {
 } from '@flowfleet/protocol';
 import {
   confirmReplicated,
+  isCluster,
   markWrites,
   NO_REPLICATION_WAIT,
   type RedisClient,
@@ -185,6 +186,7 @@ export class RolloutService {
       }),
     ]);
     logger.info({ jobId: id, lane, eligibleWorkers: capacity.eligible }, 'enqueued a rollout');
+    this.#announceWork(lane);
     const answer: EnqueuedRollout = {
       id,
       lane,
@@ -195,6 +197,19 @@ export class RolloutService {
       await this.#storeAnswer(idempotencyKey, claim.digest, answer);
     }
     return answer;
+  }
+
+  /**
+   * On a Redis Cluster, names the lane on the lane-work channel so that idle workers serving it
+   * wake now rather than at their next poll (on one server they XREAD the lane's events stream).
+   * Best effort: the job is queued whatever becomes of the message.
+   */
+  #announceWork(lane: string): void {
+    const { redis, keys, logger } = this.#options;
+    if (!isCluster(redis)) return;
+    redis.publish(keys.laneWorkChannel, lane).catch((error: unknown) => {
+      logger.debug({ err: error, lane }, 'announcing work on the lane-work channel failed');
+    });
   }
 
   /** Keeps the answer beside the key's digest, so a repeat gets the original answer. */

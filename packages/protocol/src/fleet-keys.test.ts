@@ -11,6 +11,7 @@ describe('fleetKeys', () => {
       keys.heartbeat('w1'),
       keys.lanes,
       keys.laneChannel,
+      keys.laneWorkChannel,
       keys.weights('dit'),
       keys.syncStream,
       keys.syncChannel,

@@ -30,6 +30,12 @@ export interface FleetKeys {
   readonly lanes: string;
   /** Pub/sub channel: a LaneSpec JSON whenever a new lane is recorded. */
   readonly laneChannel: string;
+  /**
+   * Pub/sub channel (Redis Cluster only): a lane's name whenever a job is added to it. On a
+   * cluster each lane's events stream is in its own slot, so no one XREAD can wake a worker for
+   * all its lanes; this one channel does (ADR 008), and idle workers poll only as a fallback.
+   */
+  readonly laneWorkChannel: string;
   /** Hash: a component's `current` version and `v:<n>` → version record JSON. */
   weights(component: string): string;
   /** Stream: every WeightSync, for workers catching up after being down. */
@@ -88,6 +94,7 @@ export function fleetKeys(prefix = 'ff'): FleetKeys {
     heartbeat: (workerId: string) => `${tag}:heartbeat:${fleetKeyPart('worker id', workerId)}`,
     lanes: `${tag}:lanes`,
     laneChannel: `${tag}:chan:lanes`,
+    laneWorkChannel: `${tag}:chan:lane-work`,
     weights: (component: string) => `${tag}:weights:${fleetKeyPart('component', component)}`,
     syncStream: `${tag}:sync`,
     syncChannel: `${tag}:chan:sync`,

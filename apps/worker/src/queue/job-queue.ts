@@ -26,6 +26,8 @@ export interface JobQueue<R> {
   waitForWork(timeoutMs: number): Promise<void>;
   /** Makes a pending (or the next) `waitForWork` return at once. */
   wake(): void;
+  /** `wake()` when `lane` is open here (a job was added to it); else nothing. */
+  wakeFor(lane: string): void;
   /**
    * Hands every job still held back to waiting (no attempt used), stops lock renewal and stalled
    * checks, and closes what the queue opened (never the connections it was given). Every step

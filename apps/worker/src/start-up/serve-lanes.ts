@@ -4,7 +4,8 @@ import type { LaneParts } from './open-lanes.js';
 import { step, type PhaseParts, type StartUpContext } from './shutdown-plan.js';
 
 /**
- * Phase 8: follows the lane channel, serves every recorded lane the manifest satisfies (the
+ * Phase 8: follows the lane channel (and, on a cluster, the lane-work channel that wakes an idle
+ * worker), serves every recorded lane the manifest satisfies (the
  * channel first, so no lane falls between the two), starts the fetch loop, and re-reads the lanes
  * hash and the sync stream every `rescanIntervalMs` and after the channels reconnect. Shutdown:
  * stop fetching, then drain running jobs within `drainTimeoutMs` (the rest are handed back).
@@ -32,6 +33,13 @@ export async function serveLanes(
   await parts.redis.channels.subscribe(keys.laneChannel, (message) =>
     watcher.handleMessage(message),
   );
+  // On a cluster no XREAD spans the lanes' slots: the coordinator names each lane a job is added
+  // to on one channel, and an idle worker that serves it wakes (the poll stays the fallback:
+  // retries, stalled jobs, a message lost across a reconnect).
+  if (parts.redis.events === undefined) {
+    const { queue } = parts.lanes;
+    await parts.redis.channels.subscribe(keys.laneWorkChannel, (lane) => queue.wakeFor(lane));
+  }
   parts.redis.channels.onReconnect(() => void rescan());
   await watcher.rescan();
   server.start();

@@ -94,6 +94,10 @@ class BullmqJobQueue<R> implements JobQueue<R> {
     this.#signal.wake();
   }
 
+  wakeFor(lane: string): void {
+    if (this.#opening.has(lane)) this.#signal.wake();
+  }
+
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#signal.close();
