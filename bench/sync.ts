@@ -549,7 +549,7 @@ function report(rows: readonly Measured[], context: ReportContext, linkRate?: nu
       order:
         'grid, per fleet: full (v1), delta of it (v2), LoRA on v2 (v3); then the link-bound fleets: full only',
       baseline: 'star with one worker (the same bytes under the same cap), in the same run',
-      process: `redis-server, the coordinator (this process) and the workers in up to ${HOSTS} host processes (bench/lib/sync-worker-host.ts); 2 cores shared with the other helpers' work`,
+      process: `redis-server, the coordinator (this process) and the workers in up to ${HOSTS} host processes (bench/lib/sync-worker-host.ts) on this machine's 2 cores (loadAvg1mStart: what else was running)`,
       loadAvg1mStart: round(context.loadAvgStart, 2),
       loadAvg1mNow: round(loadavg()[0]!, 2),
       wallSecondsSoFar: round((performance.now() - context.started) / 1000, 0),
