@@ -82,6 +82,9 @@ export class LaneServer {
       fetch: () => consumer.take(),
       process: (job, computed) => this.#process(job, computed),
     });
+    // The queue woke the loop when it opened the lane, possibly before the lane was fetchable
+    // here: wake it again now that it is, so a job already waiting does not wait for the poll.
+    this.#options.queue.wake();
     this.#changed();
   }
 
