@@ -131,8 +131,8 @@ describe('a fleet on a 3-master Redis Cluster', () => {
       }
       expect(holders.size).toBe(3);
       const controlSlots = new Set(
-        [keys.workers, keys.lanes, keys.limits, keys.syncStream, keys.weights('dit')].map((key) =>
-          clientKeySlot(key),
+        [keys.workers, keys.lanes, keys.limits, keys.acks('dit', 1), keys.weights('dit')].map(
+          (key) => clientKeySlot(key),
         ),
       );
       expect(controlSlots.size).toBe(1);

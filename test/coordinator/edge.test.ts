@@ -207,7 +207,7 @@ describe('one schema per route', () => {
     try {
       // A damaged version record in Redis: the report built from it is not a WeightReport.
       const keys = fleetKeys(`${fixture.prefix}-answers`);
-      await fixture.redis.hset(keys.weights('dit'), 'current', '1', 'v:1', '{"sha256":"zz"}');
+      await fixture.redis.hset(keys.weights('dit'), 'latest', '1', 'v:1', '{"sha256":"zz"}');
       const response = await coordinator.app.inject({
         method: 'GET',
         url: '/v1/weights/dit',

@@ -88,7 +88,7 @@ describe('pushing checkpoints from disk', () => {
       expect(JSON.parse(refused.out)).toMatchObject({
         error: { code: 'CLI_FILE_UNREADABLE', details: { reason: 'several-files' } },
       });
-      expect(await fleet.redis.hget(coordinatorKeys(fleet.prefix).weights('dit'), 'current')).toBe(
+      expect(await fleet.redis.hget(coordinatorKeys(fleet.prefix).weights('dit'), 'latest')).toBe(
         '2',
       );
     } finally {

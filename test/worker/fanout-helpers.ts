@@ -5,19 +5,26 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { coordinatorKeys } from '@flowfleet/coordinator';
 import type { SafetensorsTensor } from '@flowfleet/formats';
-import { FanoutPlanSchema, WorkerManifestSchema, type FanoutPlan } from '@flowfleet/protocol';
+import {
+  WeightVersionRecordSchema,
+  WorkerManifestSchema,
+  type FanoutPlan,
+} from '@flowfleet/protocol';
 import type { FlowfleetWorker } from '@flowfleet/worker';
 import { TOKENS, waitUntil, type TestFleet } from './fleet-fixture.js';
 
-/** The plan the coordinator wrote for `component` at `version`. */
+/** The plan the coordinator wrote for `component` at `version` (in the version's record). */
 export async function planOf(
   fleet: TestFleet,
   component: string,
   version: number,
 ): Promise<FanoutPlan> {
-  const text = await fleet.redis.get(coordinatorKeys(fleet.prefix).fanout(component, version));
-  if (text === null) throw new Error(`no fan-out plan for ${component} v${version}`);
-  return FanoutPlanSchema.parse(JSON.parse(text));
+  const keys = coordinatorKeys(fleet.prefix);
+  const text = await fleet.redis.hget(keys.weights(component), `v:${version}`);
+  if (text === null) throw new Error(`no record of ${component} v${version}`);
+  const { plan } = WeightVersionRecordSchema.parse(JSON.parse(text));
+  if (plan === undefined) throw new Error(`no fan-out plan for ${component} v${version}`);
+  return plan;
 }
 
 /** Whether the worker's current dit tensors are exactly the uploaded F32 ones. */

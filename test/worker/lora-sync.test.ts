@@ -151,7 +151,6 @@ describe('LoRA syncs', () => {
         fileOf(adapter, (key) => key.replace('base_model.model.blocks', 'unet.down_blocks')),
       );
       const keys = coordinatorKeys(fleet.prefix);
-      const streamBefore = await fleet.redis.xlen(keys.syncStream);
       const none = await postSync(fleet, 'dit', {
         version: 2,
         sha256: foreign,
@@ -169,8 +168,8 @@ describe('LoRA syncs', () => {
         code: 'MODEL_LORA_UNBOUND',
         details: { boundLayers: 16, expectLayers: 240 },
       });
-      expect(await fleet.redis.hget(keys.weights('dit'), 'current')).toBe('1');
-      expect(await fleet.redis.xlen(keys.syncStream)).toBe(streamBefore);
+      expect(await fleet.redis.hget(keys.weights('dit'), 'latest')).toBe('1');
+      expect(await fleet.redis.hexists(keys.weights('dit'), 'v:2')).toBe(0);
       expect(worker.stats().weights.dit).toBe(1);
     } finally {
       await fleet.close();

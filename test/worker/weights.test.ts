@@ -1,6 +1,7 @@
 // Weight sync end to end through the coordinator: every worker fetches, verifies, stages and acks;
-// the component's graphs are evicted; jobs run on the new version (and wait for the version they
-// require); a bad blob is refused everywhere and changes nothing; a late worker catches up.
+// the component's graphs are evicted; jobs run on the new version; a bad blob is refused
+// everywhere and changes nothing; a late worker catches up (a job that requires a version its
+// worker missed: sync-truth.test.ts).
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { coordinatorKeys } from '@flowfleet/coordinator';
@@ -107,47 +108,6 @@ describe('weight sync', () => {
     }
   });
 
-  it('syncs first when a job requires a version its worker missed', async () => {
-    const fleet = await startTestFleet(server.url, 'sync-first');
-    try {
-      const worker = await fleet.startWorker({ rescanIntervalMs: 600_000 });
-      // A sync whose broadcast the worker missed: recorded and streamed, never published.
-      const bytes = weightsBlob('dit', 9);
-      const upload = await fleet.api('/v1/blobs', {
-        method: 'PUT',
-        headers: { 'content-type': 'application/octet-stream' },
-        body: bytes,
-      });
-      const { sha256, sizeBytes } = (await upload.json()) as { sha256: string; sizeBytes: number };
-      const keys = coordinatorKeys(fleet.prefix);
-      const sync = { component: 'dit', version: 1, sha256, sizeBytes };
-      await fleet.redis
-        .multi()
-        .hset(
-          keys.weights('dit'),
-          'current',
-          '1',
-          'v:1',
-          JSON.stringify({ sha256, sizeBytes, at: new Date().toISOString() }),
-        )
-        .sadd(keys.weightComponents, 'dit')
-        .xadd(keys.syncStream, '*', 'sync', JSON.stringify(sync))
-        .exec();
-      expect(worker.stats().weights).toEqual({ dit: 0, text_encoder: 0 });
-      const required = await latentsOf(fleet, tinyRollout({ weights: { dit: { min: 1 } } }));
-      expect(required.summary?.weightsVersions.dit).toBe(1);
-      expect(await acks(fleet, 'dit', 1)).toEqual({ [worker.workerId]: 'ok' });
-      // The exact form works the same way, and a job without a requirement runs on what is held.
-      expect(
-        (await latentsOf(fleet, tinyRollout({ weights: { dit: { exact: 1 } } }))).summary
-          ?.weightsVersions.dit,
-      ).toBe(1);
-      expect((await latentsOf(fleet, tinyRollout())).summary?.weightsVersions.dit).toBe(1);
-    } finally {
-      await fleet.close();
-    }
-  });
-
   it('refuses a bad blob on every worker and changes nothing; a late worker catches up past it', async () => {
     const fleet = await startTestFleet(server.url, 'sync-refuse');
     try {
@@ -219,17 +179,17 @@ describe('weight sync', () => {
       );
       expect(ack.reason).toMatch(/sha256/);
       expect(workers[0]!.stats().weights.dit).toBe(0);
-      // A job that requires the refused version fails rather than running on older weights.
-      const { id } = await fleet.enqueue(tinyRollout({ weights: { dit: { min: 1 } } }));
-      const failed = await waitUntil(
-        async () => {
-          const status = await fleet.status(id);
-          return status.status === 'failed' ? status : undefined;
-        },
-        'the job to fail',
-        20_000,
+      // A job that requires the refused version is refused at the edge: no live worker can
+      // serve it (it would only fail on the worker after its attempts).
+      const refused = await fleet.api('/v1/rollouts', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(tinyRollout({ weights: { dit: { min: 1 } } })),
+      });
+      expect(refused.status).toBe(409);
+      expect(((await refused.json()) as { code: string }).code).toBe(
+        'API_WEIGHT_VERSION_UNAVAILABLE',
       );
-      expect(failed.error?.code).toBe('WORKER_WEIGHTS_UNAVAILABLE');
     } finally {
       await fleet.close();
     }

@@ -5,6 +5,7 @@ import {
   JobStateSchema,
   LaneNameSchema,
   MAX_WEIGHT_SHARDS,
+  MAX_WEIGHT_VERSION,
   PeftLoraConfigSchema,
   Sha256Schema,
 } from '@flowfleet/protocol';
@@ -49,7 +50,7 @@ export const WeightReportQuerySchema = z.strictObject({
  */
 export const SyncBodySchema = z
   .strictObject({
-    version: z.int().min(1),
+    version: z.int().min(1).max(MAX_WEIGHT_VERSION),
     sha256: Sha256Schema.optional(),
     shards: z
       .array(z.strictObject({ sha256: Sha256Schema }))
@@ -58,7 +59,7 @@ export const SyncBodySchema = z
       .optional(),
     lora: z
       .strictObject({
-        base: z.int().min(1),
+        base: z.int().min(1).max(MAX_WEIGHT_VERSION),
         config: PeftLoraConfigSchema,
         expectLayers: z.int().min(1).optional(),
       })

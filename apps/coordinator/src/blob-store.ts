@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { FlowfleetError } from '@flowfleet/errors';
 import type { ResultFile } from '@flowfleet/protocol';
+import type { ByteRange } from '@flowfleet/protocol/http-edge';
 import {
   BlobDigestTaker,
   digestStoredBlob,
@@ -48,10 +49,7 @@ export interface StoredEntry {
 }
 
 /** A byte range `[start, end]` (inclusive, as HTTP ranges are) inside an object. */
-export interface ByteRange {
-  readonly start: number;
-  readonly end: number;
-}
+export type { ByteRange };
 
 /**
  * Where blobs (content-addressed) and job results (by job id) live. The filesystem store is the

@@ -10,7 +10,8 @@ import {
   type ReplicationPolicy,
 } from '@flowfleet/redis';
 import { pino, type Logger } from 'pino';
-import { BearerAuth, type CoordinatorTokens } from './auth.js';
+import { BearerAuth } from '@flowfleet/protocol/http-edge';
+import type { CoordinatorTokens } from './env.js';
 import { FsBlobStore, type BlobStore } from './blob-store.js';
 import { authorizationOf } from './dashboard/browser-token.js';
 import { registerDashboard } from './dashboard/dashboard-routes.js';

@@ -1,10 +1,13 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import { resolveLimits, type Limits } from '@flowfleet/protocol';
 import { redisEnvIssues, redisEnvShape } from '@flowfleet/redis';
+import type { Role } from '@flowfleet/protocol/http-edge';
 import { z } from 'zod';
-import type { CoordinatorTokens } from './auth.js';
 import { ScalingClassesJsonSchema } from './scaling-config.js';
 import { DEFAULT_RETENTION, type RetentionSettings } from './retention/retention-settings.js';
+
+/** The bearer token of each role the coordinator grants. */
+export type CoordinatorTokens = Readonly<Record<Role, string>>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

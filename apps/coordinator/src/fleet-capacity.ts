@@ -11,6 +11,13 @@ export interface WorkerVerdict {
   readonly reasons: readonly string[];
 }
 
+function holderOf({ workerId, manifest }: WorkerView): {
+  workerId: string;
+  weights: Record<string, number>;
+} {
+  return { workerId, weights: manifest.weights };
+}
+
 /** Which live workers satisfy `requirements`, with every other worker's reasons. */
 export function judgeWorkers(
   workers: readonly WorkerView[],
@@ -34,6 +41,11 @@ export interface CapacityCheck {
   readonly eligible: number;
   /** Every live worker's verdict; only when `eligible` is 0 (the 409 lists them). */
   readonly verdicts?: readonly WorkerVerdict[];
+  /**
+   * The eligible workers' ids and held weight versions (from the same read), when asked for:
+   * what the weight requirements of a job on the lane are judged against.
+   */
+  readonly holders?: readonly { workerId: string; weights: Record<string, number> }[];
 }
 
 /** What the capacity view needs. */
@@ -66,8 +78,16 @@ export class FleetCapacity {
     this.#options = options;
   }
 
-  /** How many live workers can serve `lane` now (with every verdict when none can). */
-  async check(lane: string, requirements: Requirements): Promise<CapacityCheck> {
+  /**
+   * How many live workers can serve `lane` now (with every verdict when none can); with
+   * `withHolders`, also which they are and the weight versions they hold (a scan of the read's
+   * workers: asked only by a request that names weight requirements).
+   */
+  async check(
+    lane: string,
+    requirements: Requirements,
+    withHolders = false,
+  ): Promise<CapacityCheck> {
     const { fleet, redis, keys } = this.#options;
     const workers = await fleet.workers();
     const digest = fleetDigest(workers);
@@ -78,9 +98,22 @@ export class FleetCapacity {
         if (groups.has(digest.groupOf[i]!)) sample.push(keys.heartbeat(workers[i]!.workerId));
       }
       const live = await redis.exists(...sample);
-      if (live > 0) return { eligible: eligibleWorkers - (sample.length - live) };
+      if (live > 0) {
+        const eligible = eligibleWorkers - (sample.length - live);
+        if (!withHolders) return { eligible };
+        const views = workers.filter((w, i) => w.alive && groups.has(digest.groupOf[i]!));
+        return { eligible, holders: views.map(holderOf) };
+      }
     }
-    const verdicts = judgeWorkers(await fleet.read(), requirements);
-    return { eligible: verdicts.filter((verdict) => verdict.ok).length, verdicts };
+    const fresh = await fleet.read();
+    const verdicts = judgeWorkers(fresh, requirements);
+    const ok = new Set(verdicts.filter((verdict) => verdict.ok).map((v) => v.workerId));
+    return {
+      eligible: ok.size,
+      verdicts,
+      ...(withHolders
+        ? { holders: fresh.filter((w) => w.alive && ok.has(w.workerId)).map(holderOf) }
+        : {}),
+    };
   }
 }

@@ -1,6 +1,7 @@
 export { createCoordinator } from './create-coordinator.js';
 export type { Coordinator, CoordinatorOptions } from './create-coordinator.js';
-export type { CoordinatorTokens, Role } from './auth.js';
+export type { CoordinatorTokens } from './env.js';
+export type { Role } from '@flowfleet/protocol/http-edge';
 export type { RouteDoc, RouteInfo } from './route-table.js';
 export { coordinatorKeys } from './keys.js';
 export type { CoordinatorKeys } from './keys.js';

@@ -7,10 +7,10 @@ export interface MetricsSnapshot {
   readonly liveWorkers: number;
   readonly deadWorkers: number;
   readonly lanes: ReadonlyMap<string, LaneCounts>;
-  /** Component → current version minus the lowest version a live worker holds. */
+  /** Component → latest synced version minus the lowest version a live worker holds. */
   readonly syncLag: ReadonlyMap<string, number>;
-  /** Component → current version. */
-  readonly currentVersions: ReadonlyMap<string, number>;
+  /** Component → latest synced version. */
+  readonly latestVersions: ReadonlyMap<string, number>;
   /** The scaling hints per device class (as `GET /v1/scaling` answers them). */
   readonly scaling: readonly ClassScaling[];
 }
@@ -62,13 +62,13 @@ export class CoordinatorMetrics {
     });
     this.#syncLag = new Gauge({
       name: 'flowfleet_weight_sync_lag',
-      help: 'Current weight version minus the lowest version a live worker holds',
+      help: 'Latest synced weight version minus the lowest version a live worker holds',
       labelNames: ['component'],
       registers,
     });
     this.#weightVersion = new Gauge({
       name: 'flowfleet_weight_version',
-      help: 'Current weight version per component',
+      help: 'Latest synced weight version per component',
       labelNames: ['component'],
       registers,
     });
@@ -108,7 +108,7 @@ export class CoordinatorMetrics {
       for (const [state, count] of Object.entries(counts)) this.#jobs.set({ lane, state }, count);
     }
     for (const [component, lag] of snapshot.syncLag) this.#syncLag.set({ component }, lag);
-    for (const [component, version] of snapshot.currentVersions) {
+    for (const [component, version] of snapshot.latestVersions) {
       this.#weightVersion.set({ component }, version);
     }
     for (const [field, gauge] of this.#scaling) {

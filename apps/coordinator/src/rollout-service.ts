@@ -106,7 +106,8 @@ export class RolloutService {
    * a different request under the same key is refused. The card's own request rules (the ones
    * the worker's runtime runs) decide what it needs from a worker.
    * @throws FlowfleetError `MODEL_UNKNOWN_CARD`, `MODEL_INVALID_REQUEST` (the card's rules),
-   * `API_WEIGHT_VERSION_UNAVAILABLE` (a required weight version was never synced), `API_NO_CAPACITY` (no live worker satisfies the requirements and `waitForCapacity`
+   * `API_WEIGHT_VERSION_UNAVAILABLE` (no live worker that can run the job serves or can load a
+   * required weight version: never synced, refused, or moved past), `API_NO_CAPACITY` (no live worker satisfies the requirements and `waitForCapacity`
    * is false), `API_IDEMPOTENCY_CONFLICT` (the key was first sent with another request),
    * `REDIS_NOT_REPLICATED` (a replication policy is set and fewer replicas than it asks hold the
    * job: it is on the master, and a retry under the same Idempotency-Key answers the same job
@@ -148,16 +149,22 @@ export class RolloutService {
       if (replicated) await this.#storeAnswer(idempotencyKey, claim.digest, answer);
       return answer;
     }
-    const [{ resolved, unmet }, capacity] = await Promise.all([
-      this.#options.weights.resolve(request.weights),
-      this.#options.capacity.check(lane, requirements),
-    ]);
-    // The weights a worker enforces: each maxStaleness becomes a min against today's version.
+    const withWeights = Object.keys(request.weights).length > 0;
+    const capacity = await this.#options.capacity.check(lane, requirements, withWeights);
+    // Judged against what the live workers that can run the job serve (ADR 011): a version no
+    // eligible worker serves or can load is refused here, not failed by a worker later; each
+    // maxStaleness becomes a min against the newest version they serve.
+    const { resolved, unmet } = await this.#options.weights.resolve(
+      request.weights,
+      capacity.holders ?? [],
+    );
     const job = { ...routed, weights: resolved };
     if (unmet.length > 0) {
       throw new FlowfleetError(
         'API_WEIGHT_VERSION_UNAVAILABLE',
-        `no synced weight version meets the requirement of ${unmet.map((u) => u.component).join(', ')}`,
+        `no live worker can serve the weights of ${unmet
+          .map((u) => `${u.component} (${u.reason})`)
+          .join(', ')}; nothing was enqueued`,
         { details: { unmet } },
       );
     }

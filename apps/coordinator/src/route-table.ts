@@ -1,7 +1,7 @@
 import type { ErrorCode } from '@flowfleet/errors';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import type { z } from 'zod';
-import type { Role } from './auth.js';
+import type { Role } from '@flowfleet/protocol/http-edge';
 
 /**
  * What a route's fastify `schema` may hold: zod schemas only (the validator and serializer

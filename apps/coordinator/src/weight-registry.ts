@@ -5,8 +5,10 @@ import {
   type FanoutPlan,
   type ResolvedWeightRequirement,
   type ResolvedWeightRequirements,
+  type SyncAck,
   type SyncStatus,
   type WeightReport,
+  type WeightRequirement,
   type WeightRequirements,
   type WeightVersionRecord,
   type WeightVersionReport,
@@ -14,39 +16,87 @@ import {
 import type { RedisClient } from '@flowfleet/redis';
 import type { CoordinatorKeys } from './keys.js';
 import type { BuiltVersion } from './weight-version-builder.js';
+import {
+  judgeRequirement,
+  servedBy,
+  versionStatus,
+  versionsToJudge,
+  type AcksByVersion,
+} from './weight-status.js';
 
-/**
- * How a synced version fared across the fleet: `loaded` (some worker acked ok), `failed` (no
- * worker could load it and no live worker is still pending), `superseded` (a newer version came
- * before anyone loaded it), else `pending`.
- */
-export type VersionStatus = WeightVersionReport['status'];
-
-// KEYS: weights hash, sync stream, components set, fan-out plan. ARGV: version, record JSON, sync
-// JSON, channel, stream max length, component, LoRA base version (0: none), plan JSON, plan TTL
-// (s). The plan is written before the publish, so a worker that hears the sync can read it. Returns
-// {1, previous, streamId}, {0, current} (stale) or {2, current} (the base was never synced).
+// KEYS: weights hash, components set. ARGV: version, record JSON (its fan-out plan in it), sync
+// JSON, channel, component, LoRA base version (0: none). The record is written before the publish,
+// so a worker that hears the sync reads it. Returns {1, previous}, {0, latest} (stale) or
+// {2, latest} (the base was never synced).
 const SYNC_SCRIPT = `
-local current = tonumber(redis.call('HGET', KEYS[1], 'current') or '0')
+local latest = tonumber(redis.call('HGET', KEYS[1], 'latest') or '0')
 local version = tonumber(ARGV[1])
-if version <= current then return {0, current} end
-local base = tonumber(ARGV[7])
-if base > 0 and redis.call('HEXISTS', KEYS[1], 'v:' .. ARGV[7]) == 0 then return {2, current} end
-redis.call('HSET', KEYS[1], 'current', ARGV[1], 'v:' .. ARGV[1], ARGV[2])
-redis.call('SADD', KEYS[3], ARGV[6])
-redis.call('SET', KEYS[4], ARGV[8], 'EX', ARGV[9])
-local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'sync', ARGV[3])
+if version <= latest then return {0, latest} end
+local base = tonumber(ARGV[6])
+if base > 0 and redis.call('HEXISTS', KEYS[1], 'v:' .. ARGV[6]) == 0 then return {2, latest} end
+redis.call('HSET', KEYS[1], 'latest', ARGV[1], 'v:' .. ARGV[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[5])
 redis.call('PUBLISH', ARGV[4], ARGV[3])
-return {1, current, id}`;
+return {1, latest}`;
 
-const SYNC_STREAM_MAX_LENGTH = 10_000;
-/** A fan-out plan outlives its sync by this much (a worker catching up later uses the coordinator). */
-const FANOUT_PLAN_TTL_S = 3_600;
+/** A live worker as the registry reads it: its id and what its manifest holds. */
+export interface LiveHolder {
+  readonly workerId: string;
+  readonly weights: Readonly<Record<string, number>>;
+}
+
+/** A requirement no live worker can serve (the 409's details). */
+export interface UnmetRequirement {
+  readonly component: string;
+  readonly required: WeightRequirement;
+  /** The newest version an eligible worker serves (what `maxStaleness` counts from). */
+  readonly current: number | null;
+  /** The newest synced version. */
+  readonly latest: number | null;
+  readonly reason: string;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The versions named by `v:<n>` fields of a weights hash, and which of them parse. */
+function versionsOf(fields: Readonly<Record<string, string>>): {
+  latest: number;
+  versions: number[];
+  recorded: Set<number>;
+} {
+  const latestValue = Number(fields['latest']);
+  const latest = Number.isSafeInteger(latestValue) && latestValue > 0 ? latestValue : 0;
+  const versions: number[] = [];
+  const recorded = new Set<number>();
+  for (const [field, text] of Object.entries(fields)) {
+    if (!field.startsWith('v:')) continue;
+    const version = Number(field.slice(2));
+    if (!Number.isSafeInteger(version) || version < 1) continue;
+    versions.push(version);
+    if (WeightVersionRecordSchema.safeParse(safeJson(text)).success) recorded.add(version);
+  }
+  return { latest, versions: versions.sort((a, b) => b - a), recorded };
+}
+
+/** One version's acks as read from its hash (unreadable or misfiled ones left out). */
+function parseAcks(version: number, raw: Readonly<Record<string, string>>): SyncAck[] {
+  return Object.values(raw).flatMap((json) => {
+    const ack = SyncAckSchema.safeParse(safeJson(json));
+    return ack.success && ack.data.version === version ? [ack.data] : [];
+  });
+}
 
 /**
- * Weight versions per component: the atomic sync (check strictly-increasing, record, append to
- * the stream, publish — one Lua script, so concurrent coordinators cannot both win a version) and
- * the per-version report built from the acks workers write.
+ * Weight versions per component (ADR 011): the atomic sync (check strictly-increasing, record,
+ * publish — one Lua script, so concurrent coordinators cannot both win a version), the judgement
+ * of a rollout's weight requirements against what live workers serve, and the per-version report
+ * built from the acks workers write and the versions their manifests hold.
  */
 export class WeightRegistry {
   readonly #redis: RedisClient;
@@ -58,102 +108,120 @@ export class WeightRegistry {
   }
 
   /**
-   * Records and broadcasts a version (its record in `v:<n>`, its fan-out plan, its message on
-   * the stream and the channel).
-   * @throws FlowfleetError `API_STALE_VERSION` when the version is not above the current one,
+   * Records and broadcasts a version: its record (with its fan-out plan) in `v:<n>` and `latest`
+   * of the component's weights hash, the component in the components set, the message on the sync
+   * channel.
+   * @throws FlowfleetError `API_STALE_VERSION` when the version is not above the latest one,
    *   `API_SYNC_BASE_UNKNOWN` when a LoRA version's base was never synced.
    */
   async sync(
     built: BuiltVersion,
     plan: FanoutPlan = { chain: [], chunkBytes: 4 * 1024 * 1024 },
-  ): Promise<{ previous: number | null; streamId: string }> {
+  ): Promise<{ previous: number | null }> {
     const { sync } = built;
-    const record = { ...built.record, at: new Date().toISOString() };
+    const record: WeightVersionRecord = {
+      ...built.record,
+      at: new Date().toISOString(),
+      ...(plan.chain.length === 0 ? {} : { plan }),
+    };
     const base = built.record.lora?.base ?? 0;
     const reply = (await this.#redis.eval(
       SYNC_SCRIPT,
-      4,
+      2,
       this.#keys.weights(sync.component),
-      this.#keys.syncStream,
       this.#keys.weightComponents,
-      this.#keys.fanout(sync.component, sync.version),
       String(sync.version),
       JSON.stringify(record),
       JSON.stringify(sync),
       this.#keys.syncChannel,
-      String(SYNC_STREAM_MAX_LENGTH),
       sync.component,
       String(base),
-      JSON.stringify({ ...plan, at: record.at }),
-      String(FANOUT_PLAN_TTL_S),
-    )) as [number, number, string?];
-    const [applied, current, streamId] = reply;
+    )) as [number, number];
+    const [applied, latest] = reply;
     if (applied === 2) {
       throw new FlowfleetError(
         'API_SYNC_BASE_UNKNOWN',
         `${sync.component} has no version ${base} to merge the adapter of version ${sync.version} into`,
-        { details: { component: sync.component, base, current, requested: sync.version } },
+        { details: { component: sync.component, base, latest, requested: sync.version } },
       );
     }
-    if (applied !== 1 || streamId === undefined) {
+    if (applied !== 1) {
       throw new FlowfleetError(
         'API_STALE_VERSION',
-        `${sync.component} is at version ${current}; a sync must name a greater version (got ${sync.version})`,
-        { details: { component: sync.component, current, requested: sync.version } },
+        `${sync.component} has version ${latest}; a sync must name a greater version (got ${sync.version})`,
+        { details: { component: sync.component, latest, requested: sync.version } },
       );
     }
-    return { previous: current === 0 ? null : current, streamId };
+    return { previous: latest === 0 ? null : latest };
   }
 
   /**
-   * Resolves a request's weight requirements against the synced versions: each `maxStaleness` K
-   * becomes `min: current − K` (dropped when that is below 1: any version a worker holds is then
-   * within K of the current one), and reports the ones no synced version can meet: a `min` above
-   * the current version, or an `exact` version that was never synced.
+   * Judges a request's weight requirements against the live workers that can run the job
+   * (`eligible`; none: the job would be held for capacity) — see `judgeRequirement`: each
+   * `maxStaleness` becomes a `min` against the newest version an eligible worker serves, and a
+   * requirement no eligible worker serves or can load is reported unmet. Two round trips at most:
+   * every component's weights hash, then the acks of the versions above what some worker holds
+   * (none when every eligible worker holds the latest).
    */
-  async resolve(required: WeightRequirements): Promise<{
-    resolved: ResolvedWeightRequirements;
-    unmet: { component: string; current: number | null; required: unknown }[];
-  }> {
+  async resolve(
+    required: WeightRequirements,
+    eligible: readonly LiveHolder[],
+  ): Promise<{ resolved: ResolvedWeightRequirements; unmet: UnmetRequirement[] }> {
     const components = Object.keys(required).sort();
     const resolved: Record<string, ResolvedWeightRequirement> = {};
-    if (components.length === 0) return { resolved, unmet: [] };
-    const pipeline = this.#redis.pipeline();
-    for (const component of components) {
-      const requirement = required[component];
-      const field = requirement !== undefined && 'exact' in requirement ? requirement.exact : 0;
-      pipeline.hmget(this.#keys.weights(component), 'current', `v:${field}`);
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    const unmet = components.flatMap((component, i) => {
-      const requirement = required[component];
-      if (requirement === undefined) return [];
-      const [error, values] = replies[i] ?? [null, [null, null]];
-      if (error !== null) throw error;
-      const [currentText, exactRecord] = values as [string | null, string | null];
-      const current = currentText === null ? null : Number(currentText);
-      if ('maxStaleness' in requirement) {
-        const min = (current ?? 0) - requirement.maxStaleness;
-        if (min >= 1) resolved[component] = { min };
-        return [];
-      }
-      resolved[component] = requirement;
-      const met =
-        'exact' in requirement
-          ? exactRecord !== null
-          : current !== null && current >= requirement.min;
-      return met ? [] : [{ component, current, required: requirement }];
+    const unmet: UnmetRequirement[] = [];
+    if (components.length === 0) return { resolved, unmet };
+    const hashes = await this.#hgetalls(components.map((c) => this.#keys.weights(c)));
+    const plans = components.map((component, i) => {
+      const { latest, recorded } = versionsOf(hashes[i] ?? {});
+      const holders = eligible.map((worker) => ({
+        workerId: worker.workerId,
+        held: worker.weights[component],
+      }));
+      return { component, latest, recorded, holders, versions: versionsToJudge(recorded, holders) };
     });
+    const wanted = plans.flatMap((plan) => plan.versions.map((v) => [plan.component, v] as const));
+    const ackReplies = await this.#hgetalls(
+      wanted.map(([component, version]) => this.#keys.acks(component, version)),
+    );
+    const acksOf = new Map<string, Map<number, Record<string, SyncStatus>>>();
+    wanted.forEach(([component, version], i) => {
+      const statuses = Object.fromEntries(
+        parseAcks(version, ackReplies[i] ?? {}).map((ack) => [ack.workerId, ack.status]),
+      );
+      const byVersion = acksOf.get(component) ?? new Map<number, Record<string, SyncStatus>>();
+      byVersion.set(version, statuses);
+      acksOf.set(component, byVersion);
+    });
+    for (const { component, latest, recorded, holders } of plans) {
+      const requirement = required[component]!;
+      const judgement = judgeRequirement(requirement, holders, {
+        latest,
+        recorded,
+        acks: acksOf.get(component) ?? new Map(),
+      });
+      if (!judgement.ok) {
+        unmet.push({
+          component,
+          required: requirement,
+          current: judgement.current,
+          latest: latest === 0 ? null : latest,
+          reason: judgement.reason,
+        });
+      } else if (judgement.resolved !== undefined) {
+        resolved[component] = judgement.resolved;
+      }
+    }
     return { resolved, unmet };
   }
 
-  /** The current version of every component that was ever synced. */
-  async currentVersions(): Promise<Map<string, number>> {
+  /** The newest synced version of every component that was ever synced. */
+  async latestVersions(): Promise<Map<string, number>> {
     const components = (await this.#redis.smembers(this.#keys.weightComponents)).sort();
     const versions = new Map<string, number>();
     if (components.length === 0) return versions;
     const pipeline = this.#redis.pipeline();
-    for (const component of components) pipeline.hget(this.#keys.weights(component), 'current');
+    for (const component of components) pipeline.hget(this.#keys.weights(component), 'latest');
     const replies = (await pipeline.exec()) ?? [];
     components.forEach((component, i) => {
       const value = Number(replies[i]?.[1]);
@@ -163,91 +231,102 @@ export class WeightRegistry {
   }
 
   /**
-   * The component's newest `limit` versions with their acks; `liveWorkers` decides when a
-   * version nobody loaded counts as failed rather than pending.
+   * The component's newest `limit` versions with their acks, who holds each (the live workers'
+   * manifests, and a live worker's `ok` ack newer than its manifest) and its status; `current` is
+   * the newest version a live worker holds, `latest` the newest synced one.
    */
   async report(
     component: string,
-    liveWorkers: readonly string[],
+    live: readonly LiveHolder[],
     limit: number,
   ): Promise<WeightReport> {
     const fields = await this.#redis.hgetall(this.#keys.weights(component));
-    const currentValue = Number(fields['current']);
-    const current = Number.isSafeInteger(currentValue) && currentValue > 0 ? currentValue : null;
-    const versions = Object.keys(fields)
-      .filter((field) => field.startsWith('v:'))
-      .map((field) => Number(field.slice(2)))
-      .filter((version) => Number.isSafeInteger(version) && version > 0)
-      .sort((a, b) => b - a)
-      .slice(0, limit);
-    const pipeline = this.#redis.pipeline();
-    for (const version of versions) pipeline.hgetall(this.#keys.acks(component, version));
-    const replies = versions.length === 0 ? [] : ((await pipeline.exec()) ?? []);
+    const { latest, versions: all } = versionsOf(fields);
+    const versions = all.slice(0, limit);
+    const replies = await this.#hgetalls(
+      versions.map((version) => this.#keys.acks(component, version)),
+    );
+    const acks = new Map<number, SyncAck[]>();
+    versions.forEach((version, i) => acks.set(version, parseAcks(version, replies[i] ?? {})));
+    const statuses: AcksByVersion = new Map(
+      [...acks].map(([version, list]) => [
+        version,
+        Object.fromEntries(list.map((ack) => [ack.workerId, ack.status])),
+      ]),
+    );
+    const liveIds = live.map((worker) => worker.workerId);
+    const servedNow = live.map((worker) => ({
+      workerId: worker.workerId,
+      version: servedBy({ workerId: worker.workerId, held: worker.weights[component] }, statuses),
+    }));
     const report: Record<string, WeightVersionReport> = {};
-    versions.forEach((version, i) => {
+    let current: number | null = null;
+    for (const version of versions) {
       const stored = safeJson(fields[`v:${version}`] ?? '');
       const parsed = WeightVersionRecordSchema.safeParse(stored);
       // A damaged record is reported as read: the route's response check turns it into a coded
       // 500 (COORD_RESPONSE_INVALID) with a log line rather than hiding the version.
       const record = parsed.success ? parsed.data : ((stored ?? {}) as WeightVersionRecord);
-      const raw = (replies[i]?.[1] ?? {}) as Record<string, string>;
-      const acks: Record<string, SyncStatus> = {};
-      const reasons: Record<string, string> = {};
-      const boundLayers: Record<string, number> = {};
-      const fetchedBytes: Record<string, number> = {};
-      const sources: Record<string, Record<string, number>> = {};
-      const fallbacks: Record<string, number> = {};
-      for (const [workerId, json] of Object.entries(raw)) {
-        const ack = SyncAckSchema.safeParse(safeJson(json));
-        if (!ack.success || ack.data.version !== version) continue;
-        acks[workerId] = ack.data.status;
-        if (ack.data.reason !== undefined && ack.data.status !== 'ok') {
-          reasons[workerId] = ack.data.reason;
-        }
-        if (ack.data.boundLayers !== undefined) boundLayers[workerId] = ack.data.boundLayers;
-        if (ack.data.fetchedBytes !== undefined) fetchedBytes[workerId] = ack.data.fetchedBytes;
-        if (ack.data.sources !== undefined) sources[workerId] = ack.data.sources;
-        if (ack.data.fallbackCount !== undefined && ack.data.fallbackCount > 0) {
-          fallbacks[workerId] = ack.data.fallbackCount;
-        }
-      }
+      const holders = servedNow.filter((w) => w.version === version).map((w) => w.workerId);
+      if (holders.length > 0) current ??= version;
+      const list = acks.get(version) ?? [];
+      const byStatus = statuses.get(version) ?? {};
+      const per = <T>(pick: (ack: SyncAck) => T | undefined): Record<string, T> =>
+        Object.fromEntries(
+          list.flatMap((ack) => {
+            const value = pick(ack);
+            return value === undefined ? [] : [[ack.workerId, value]];
+          }),
+        );
       report[String(version)] = {
         sha256: record.sha256,
         sizeBytes: record.sizeBytes,
         syncedAt: record.at ?? new Date(0).toISOString(),
-        status: versionStatus(acks, liveWorkers, version < (current ?? 0)),
+        status: versionStatus(byStatus, holders, liveIds, version < latest),
+        holders: holders.sort(),
         kind: record.kind ?? 'full',
         shards: record.shards?.length ?? 1,
         base: record.lora?.base ?? null,
-        acks,
-        reasons,
-        boundLayers,
-        fetchedBytes,
-        sources,
-        fallbacks,
+        acks: byStatus,
+        codes: per((ack) => (ack.status === 'ok' ? undefined : ack.code)),
+        reasons: per((ack) => (ack.status === 'ok' ? undefined : ack.reason)),
+        boundLayers: per((ack) => ack.boundLayers),
+        fetchedBytes: per((ack) => ack.fetchedBytes),
+        sources: per((ack) => ack.sources),
+        fallbacks: per((ack) =>
+          ack.fallbackCount !== undefined && ack.fallbackCount > 0 ? ack.fallbackCount : undefined,
+        ),
       };
+    }
+    // A live worker may hold a version beyond the reported ones (a small `limit`).
+    const newestHeld = Math.max(0, ...servedNow.map((w) => w.version ?? 0));
+    if (current === null && newestHeld > 0) current = newestHeld;
+    const latestEntry = report[String(latest)];
+    return {
+      component,
+      current,
+      latest:
+        latest === 0
+          ? null
+          : {
+              version: latest,
+              status:
+                latestEntry?.status ??
+                (servedNow.some((w) => w.version === latest) ? 'loaded' : 'pending'),
+            },
+      versions: report,
+    };
+  }
+
+  /** `HGETALL` of each key, in one pipeline; the hashes in order. @throws the first error */
+  async #hgetalls(keys: readonly string[]): Promise<Record<string, string>[]> {
+    if (keys.length === 0) return [];
+    const pipeline = this.#redis.pipeline();
+    for (const key of keys) pipeline.hgetall(key);
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([error, value]) => {
+      if (error !== null) throw error;
+      return value as Record<string, string>;
     });
-    return { component, current, versions: report };
   }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Decides a version's fleet-wide status from its acks (see VersionStatus). */
-export function versionStatus(
-  acks: Readonly<Record<string, SyncStatus>>,
-  liveWorkers: readonly string[],
-  superseded: boolean,
-): VersionStatus {
-  const statuses = Object.values(acks);
-  if (statuses.includes('ok')) return 'loaded';
-  const livePending = liveWorkers.some((workerId) => acks[workerId] === undefined);
-  if (statuses.length > 0 && !livePending) return 'failed';
-  return superseded ? 'superseded' : 'pending';
 }

@@ -1,8 +1,15 @@
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import { canonicalJson } from '@flowfleet/formats';
-import { bindLoraAdapter, type CardRegistry, type CheckpointEntry } from '@flowfleet/models';
+import {
+  bindLoraAdapter,
+  loraScale,
+  type CardRegistry,
+  type CheckpointEntry,
+  type LoraLayer,
+} from '@flowfleet/models';
 import {
   WEIGHT_MANIFEST_FORMAT,
+  loraAlphaProblem,
   type LoraRecord,
   type ManifestTensor,
   type WeightManifest,
@@ -71,8 +78,9 @@ function manifestTensors(digests: readonly BlobDigest[]): Record<string, Manifes
 
 /**
  * Checks at the edge that an adapter binds enough layers of the component in some card that has
- * it (the silent LoRA no-op is refused before anything is recorded); a component no card here
- * has is left to the workers.
+ * it, and that every bound layer's alpha merges (finite, not 0, a scale within MAX_LORA_SCALE:
+ * the silent LoRA no-op and the absurd one are refused before anything is recorded); a component
+ * no card here has is left to the workers. A `.alpha` tensor in the file is the workers' to read.
  * @throws FlowfleetError MODEL_LORA_UNBOUND, MODEL_LORA_INVALID (the first card's)
  */
 function checkLoraBinds(
@@ -85,7 +93,13 @@ function checkLoraBinds(
   let first: unknown;
   for (const spec of specs) {
     try {
-      bindLoraAdapter(spec, new Map(Object.entries(tensors)), lora.config, lora.expectLayers);
+      const binding = bindLoraAdapter(
+        spec,
+        new Map(Object.entries(tensors)),
+        lora.config,
+        lora.expectLayers,
+      );
+      checkAlphas(binding.layers, lora);
       return;
     } catch (error) {
       if (!isFlowfleetError(error)) throw error;
@@ -95,12 +109,30 @@ function checkLoraBinds(
   if (first !== undefined) throw first;
 }
 
+/** @throws FlowfleetError MODEL_LORA_INVALID naming the layers whose config alpha cannot merge */
+function checkAlphas(layers: readonly LoraLayer[], lora: LoraRecord): void {
+  const problems = layers.flatMap((layer) => {
+    if (layer.alphaKey !== undefined) return [];
+    const scale = loraScale(layer.alpha, layer.rank, lora.config.use_rslora);
+    const problem = loraAlphaProblem(layer.alpha, scale);
+    return problem === undefined ? [] : [`${layer.target}: ${problem}`];
+  });
+  if (problems.length > 0) {
+    throw new FlowfleetError(
+      'MODEL_LORA_INVALID',
+      `the adapter's alpha cannot merge (${problems.slice(0, 3).join('; ')})`,
+      { details: { problems } },
+    );
+  }
+}
+
 /**
  * Turns a sync request into the version record and the sync message: reads each named blob's
  * upload digest, writes the version's manifest (canonical JSON, content-addressed) when the blobs
- * are safetensors files, and checks what the edge can: the blobs exist, shards and adapters are
- * safetensors files, no tensor is in two shards, an adapter binds. A checkpoint's keys and shapes
- * are the workers' to check against their card (their ack names what is wrong).
+ * are safetensors files, and checks what the edge can: the blobs exist and are safetensors files
+ * (a single file, each shard, an adapter: one rule), no tensor is in two shards, an adapter binds
+ * and its alpha merges. A checkpoint's keys, shapes and values are the workers' to check against
+ * their card (their ack names what is wrong).
  * @throws FlowfleetError API_BLOB_NOT_FOUND, API_BLOB_CORRUPT, FMT_SAFETENSORS_INVALID,
  *   FMT_CHECKPOINT_INVALID, MODEL_LORA_UNBOUND, MODEL_LORA_INVALID
  */
@@ -121,16 +153,10 @@ export async function buildWeightVersion(
   const sizeBytes = shards.reduce((total, shard) => total + shard.sizeBytes, 0);
   const single = request.shards === undefined;
   const { version, lora } = request;
-  if (single && lora === undefined && digests[0]!.tensors === null) {
-    // A single blob that is not safetensors is recorded as it always was; workers refuse it.
-    const { sha256 } = shards[0]!;
-    return {
-      sync: { component, version, sha256, sizeBytes },
-      record: { sha256, sizeBytes, manifest: null, invalid: digests[0]!.invalid?.message ?? '' },
-    };
-  }
+  // One rule for every blob a version is made of: a file, a shard, an adapter.
   digests.forEach((digest, i) => {
-    if (digest.tensors === null) throw notSafetensors(digest, lora ? 'adapter' : `shard ${i}`);
+    const role = lora ? 'adapter' : single ? 'checkpoint' : `shard ${i}`;
+    if (digest.tensors === null) throw notSafetensors(digest, role);
   });
   const tensors = manifestTensors(digests);
   if (lora !== undefined) checkLoraBinds(cards, component, tensors, lora);

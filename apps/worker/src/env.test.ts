@@ -34,6 +34,21 @@ describe('parseWorkerEnv', () => {
     expect(options).not.toHaveProperty('workerToken');
   });
 
+  it('binds the peer server to loopback when the coordinator is on loopback, else every interface', () => {
+    const peerOf = (env: NodeJS.ProcessEnv) => workerOptionsFromEnv(parseWorkerEnv(env)).peer;
+    // `flowfleet up`: everything on 127.0.0.1, the peer server too.
+    for (const url of ['http://127.0.0.1:8080', 'http://localhost:8080', 'http://[::1]:8080']) {
+      expect(peerOf({ ...BASE, FLOWFLEET_COORDINATOR_URL: url })).toMatchObject({
+        host: '127.0.0.1',
+      });
+    }
+    expect(peerOf(BASE)).toMatchObject({ host: '0.0.0.0' });
+    expect(peerOf({ ...BASE, FLOWFLEET_PEER_HOST: '10.0.0.7' })).toMatchObject({
+      host: '10.0.0.7',
+    });
+    expect(peerOf({ ...BASE, FLOWFLEET_PEER_PORT: 'off' })).toBe(false);
+  });
+
   it('reads FLOWFLEET_REDIS_MODE: standalone by default, cluster or sentinel, nothing else', () => {
     expect(workerOptionsFromEnv(parseWorkerEnv(BASE))).toMatchObject({
       redisMode: 'standalone',

@@ -3,7 +3,12 @@ import { FlowfleetError } from '@flowfleet/errors';
 import { redisEnvIssues, redisEnvShape, replicationFromEnv } from '@flowfleet/redis';
 import { z } from 'zod';
 import { parseExtraKernels } from './compute/extra-kernels.js';
-import { DEFAULT_LOCK_SETTINGS, DEFAULT_TIMINGS, type WorkerOptions } from './worker-options.js';
+import {
+  DEFAULT_LOCK_SETTINGS,
+  DEFAULT_TIMINGS,
+  peerBindHost,
+  type WorkerOptions,
+} from './worker-options.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -56,7 +61,8 @@ export const workerEnvSchema = z.object({
   FLOWFLEET_EXIT_WITH_PARENT: z.enum(['0', '1']).default('0'),
   /** The peer server's port (`0`: ephemeral, the default; `off`: no peer server). */
   FLOWFLEET_PEER_PORT: z.union([z.literal('off'), count(0, 65_535)]).default(0),
-  FLOWFLEET_PEER_HOST: z.string().min(1).default('0.0.0.0'),
+  /** The peer server's bind address (default: 127.0.0.1 for a loopback coordinator, else 0.0.0.0). */
+  FLOWFLEET_PEER_HOST: z.string().min(1).optional(),
   FLOWFLEET_PEER_ADVERTISE_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
     .optional(),
@@ -137,7 +143,7 @@ export function workerOptionsFromEnv(env: WorkerEnv): WorkerOptions {
       env.FLOWFLEET_PEER_PORT === 'off'
         ? false
         : {
-            host: env.FLOWFLEET_PEER_HOST,
+            host: env.FLOWFLEET_PEER_HOST ?? peerBindHost(env.FLOWFLEET_COORDINATOR_URL),
             port: env.FLOWFLEET_PEER_PORT,
             ...(env.FLOWFLEET_PEER_ADVERTISE_URL === undefined
               ? {}

@@ -7,8 +7,6 @@ export { parseWorkerEnv, workerEnvSchema, workerOptionsFromEnv } from './env.js'
 export type { WorkerEnv } from './env.js';
 export type { ExtraKernel } from './compute/extra-kernels.js';
 export { INITIAL_WEIGHTS_SEED } from './compute/model-host.js';
-export { verifyWeightsBlob } from './weights/blob-verifier.js';
-export type { ExpectedBlob } from './weights/blob-verifier.js';
 export type { HeldJob, JobFailure, JobQueue, LaneConsumer } from './queue/job-queue.js';
 export { createBullmqJobQueue } from './queue/bullmq/bullmq-job-queue.js';
 export type { BullmqJobQueueOptions } from './queue/bullmq/bullmq-job-queue.js';

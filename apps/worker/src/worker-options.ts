@@ -105,7 +105,7 @@ export interface WorkerOptions {
 
 /** Where the peer server listens and what it advertises. */
 export interface PeerServerSettings {
-  /** Bind address (default 0.0.0.0). */
+  /** Bind address (default `peerBindHost(coordinatorUrl)`). */
   readonly host?: string;
   /** Port (default 0: an ephemeral one). */
   readonly port?: number;
@@ -206,6 +206,24 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
         ? undefined
         : positive('egressBytesPerSecond', options.egressBytesPerSecond),
   };
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/i;
+
+/**
+ * The peer server's default bind address: loopback (127.0.0.1) when the coordinator is reached
+ * on loopback — a one-host fleet such as `flowfleet up`, where nothing else should reach the
+ * port — else every interface (0.0.0.0), so workers on other hosts can fetch from it (it answers
+ * only the fleet's worker token). FLOWFLEET_PEER_HOST (or `peer.host`) overrides it.
+ */
+export function peerBindHost(coordinatorUrl: string): string {
+  let host: string;
+  try {
+    host = new URL(coordinatorUrl).hostname;
+  } catch {
+    return '0.0.0.0';
+  }
+  return LOOPBACK.test(host) ? '127.0.0.1' : '0.0.0.0';
 }
 
 function checkPeer(peer: PeerServerSettings): PeerServerSettings {

@@ -22,7 +22,7 @@ export interface LoraSyncOptions {
 
 /** Options of {@link pushCheckpoint}. */
 export interface PushCheckpointOptions extends CallOptions {
-  /** The version (default: the current version + 1). */
+  /** The version (default: the latest synced version + 1, loaded or not). */
   readonly version?: number;
   /** Sync the file as a LoRA adapter merged into `lora.base`. */
   readonly lora?: LoraSyncOptions;
@@ -49,7 +49,7 @@ export interface CheckpointPusher {
     component: string,
     query?: { readonly limit?: number },
     call?: CallOptions,
-  ): Promise<{ current: number | null }>;
+  ): Promise<{ latest: { version: number } | null }>;
 }
 
 async function readConfig(path: string): Promise<PeftLoraConfigJson> {
@@ -101,7 +101,9 @@ export async function pushCheckpoint(
           config:
             lora.config ?? (await readConfig(join(dirname(first.path), 'adapter_config.json'))),
         };
-  const next = version ?? ((await client.weights(component, { limit: 1 }, call)).current ?? 0) + 1;
+  // Versions only increase past every synced one, refused ones too: the latest, not the current.
+  const next =
+    version ?? ((await client.weights(component, { limit: 1 }, call)).latest?.version ?? 0) + 1;
   const blobs: StoredBlob[] = [];
   for (const shard of checkpoint.shards) {
     let bytes: Uint8Array;

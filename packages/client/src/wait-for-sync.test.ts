@@ -27,6 +27,7 @@ function worker(workerId: string, alive: boolean): Fleet['workers'][number] {
 }
 
 interface State {
+  /** The newest synced version (the report's `latest`). */
   current: number | null;
   versions: Record<
     string,
@@ -51,6 +52,8 @@ function source(state: State): SyncStateSource & { limits: (number | undefined)[
           kind: 'full',
           shards: 1,
           base: null,
+          holders: [],
+          codes: {},
           reasons: {},
           boundLayers: {},
           fetchedBytes: {},
@@ -59,7 +62,14 @@ function source(state: State): SyncStateSource & { limits: (number | undefined)[
           ...entry,
         };
       }
-      return { component, current: state.current, versions };
+      const latest =
+        state.current === null
+          ? null
+          : {
+              version: state.current,
+              status: versions[String(state.current)]?.status ?? 'pending',
+            };
+      return { component, current: null, latest, versions };
     },
     async fleet() {
       const live = state.workers.filter((w) => w.alive).length;
@@ -126,6 +136,22 @@ describe('waitForSync', () => {
       'a',
       'b',
     ]);
+  });
+
+  it('with all: true fails at once when a live worker refused the version', async () => {
+    const state: State = {
+      current: 1,
+      versions: { '1': { status: 'loaded', acks: { a: 'ok', b: 'refused', dead: 'refused' } } },
+      workers: [worker('a', true), worker('b', true), worker('dead', false)],
+    };
+    const refused = await failure(
+      waitForSync(source(state), 'dit', 1, { all: true }, { pollMs: 1, timeoutMs: 60_000 }),
+    );
+    expect(refused.code).toBe('CLIENT_SYNC_FAILED');
+    expect(refused.message).toMatch(/live workers refused it.*\(b: refused\)/);
+    // A dead worker's refusal does not count, and minWorkers is met by the others.
+    state.workers = [worker('a', true), worker('dead', false)];
+    expect((await waitForSync(source(state), 'dit', 1, { all: true })).okWorkers).toEqual(['a']);
   });
 
   it('throws CLIENT_SYNC_FAILED for a failed or superseded version', async () => {

@@ -66,6 +66,14 @@ function isMet(target: SyncTarget, progress: SyncProgress): boolean {
   return progress.liveWorkers.length > 0 && ok === progress.liveWorkers.length;
 }
 
+/**
+ * The live workers that refused the version: a refusal is final (the version's bytes or tensors
+ * are wrong for that worker), so `{all: true}` can no longer be met while they live.
+ */
+function refusedBy(progress: SyncProgress): string[] {
+  return progress.liveWorkers.filter((id) => progress.acks[id] === 'refused');
+}
+
 function progressOf(
   component: string,
   version: number,
@@ -86,10 +94,13 @@ function progressOf(
 
 /**
  * Polls the weight report and the fleet until `target` live workers acked `version` of
- * `component` ok; resolves with that progress.
- * @throws FlowfleetError CLIENT_SYNC_FAILED (the version failed everywhere, or was superseded
- *   before anyone loaded it), CLIENT_UNKNOWN_VERSION, CLIENT_TIMEOUT (details.last: the last
- *   progress), CLIENT_ABORTED, CLIENT_INVALID_OPTIONS, or any error of the two reads
+ * `component` ok; resolves with that progress. This is the on-policy fence: once it resolves,
+ * the coordinator counts the version as served (`current`), and a rollout that requires it is
+ * accepted and runs on it.
+ * @throws FlowfleetError CLIENT_SYNC_FAILED (the version failed everywhere, was superseded before
+ *   anyone loaded it, or — waiting for all — a live worker refused it), CLIENT_UNKNOWN_VERSION,
+ *   CLIENT_TIMEOUT (details.last: the last progress), CLIENT_ABORTED, CLIENT_INVALID_OPTIONS, or
+ *   any error of the two reads
  */
 export async function waitForSync(
   source: SyncStateSource,
@@ -125,11 +136,12 @@ export async function waitForSync(
       }
       throw new FlowfleetError(
         'CLIENT_UNKNOWN_VERSION',
-        `${name} was never synced (current: ${report.current ?? 'none'})`,
-        { details: { component, version, current: report.current } },
+        `${name} was never synced (latest: ${report.latest?.version ?? 'none'})`,
+        { details: { component, version, current: report.current, latest: report.latest } },
       );
     }
-    limit = Math.min(MAX_REPORT_VERSIONS, Math.max(1, (report.current ?? version) - version + 1));
+    const latest = report.latest?.version ?? version;
+    limit = Math.min(MAX_REPORT_VERSIONS, Math.max(1, latest - version + 1));
     const progress = progressOf(component, version, entry, fleet);
     const key = JSON.stringify([progress.status, progress.liveWorkers, progress.acks]);
     if (key !== lastKey) {
@@ -137,15 +149,18 @@ export async function waitForSync(
       options.onUpdate?.(progress);
     }
     if (isMet(target, progress)) return progress;
-    if (progress.status === 'failed' || progress.status === 'superseded') {
+    const refused = 'all' in target ? refusedBy(progress) : [];
+    if (progress.status === 'failed' || progress.status === 'superseded' || refused.length > 0) {
+      const why = (workers: readonly string[]): string =>
+        workers.map((worker) => `${worker}: ${progress.reasons[worker] ?? 'refused'}`).join('; ');
       throw new FlowfleetError(
         'CLIENT_SYNC_FAILED',
         progress.status === 'failed'
-          ? `${name} failed: no worker could load it (${Object.entries(progress.reasons)
-              .map(([worker, reason]) => `${worker}: ${reason}`)
-              .join('; ')})`
-          : `${name} was superseded by v${report.current} before any worker loaded it`,
-        { details: { ...progress, current: report.current } },
+          ? `${name} failed: no worker could load it (${why(Object.keys(progress.reasons))})`
+          : progress.status === 'superseded'
+            ? `${name} was superseded by v${latest} before any worker loaded it`
+            : `${name}: live workers refused it, so not every live worker can load it (${why(refused)})`,
+        { details: { ...progress, current: report.current, latest: report.latest } },
       );
     }
     const remainingMs = deadline - Date.now();

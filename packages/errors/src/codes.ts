@@ -246,7 +246,7 @@ export const ERROR_CODES = {
     source: 'coordinator',
     httpStatus: 416,
     summary:
-      'A blob download asked for a byte range that is malformed or not inside the blob (ranges are `bytes=first-last`, one per request).',
+      "A blob download asked for a byte range that is malformed or not inside the blob (ranges are `bytes=first-last`, one per request), or asked a worker's peer server (which serves ranges only) for no range.",
   },
   API_UNSUPPORTED_MEDIA_TYPE: {
     source: 'coordinator',
@@ -452,13 +452,19 @@ export const ERROR_CODES = {
     source: 'worker',
     httpStatus: 503,
     summary:
-      'The worker cannot reach the weight version a job requires (never synced, refused as a bad blob, or an exact version older than the one it holds); the job is retried per its attempts.',
+      'The worker cannot reach the weight version a job requires (never synced, refused as a bad blob, or an exact version older than the one it holds); the job is retried per its attempts. The coordinator refuses such a job at enqueue when it can tell (API_WEIGHT_VERSION_UNAVAILABLE).',
   },
   WORKER_BLOB_REFUSED: {
     source: 'worker',
     httpStatus: 422,
     summary:
-      'A synced weights blob failed verification (sha256, size, safetensors layout, tensor names or shapes); the worker stays on its old version and acks refused.',
+      'A synced weight version failed verification (its record does not parse — e.g. one from before manifests —, a manifest or tensor digest, the safetensors layout); the worker stays on its old version and acks refused.',
+  },
+  WORKER_WEIGHTS_NOT_FINITE: {
+    source: 'worker',
+    httpStatus: 422,
+    summary:
+      'A synced weight version holds a NaN or ±Inf (a checkpoint or adapter tensor, checked in the pass that verifies its digest, or a LoRA merge that overflows float32); the worker stays on its old version and acks refused with this code.',
   },
   WORKER_PEER_RANGE_UNAVAILABLE: {
     source: 'worker',
@@ -471,17 +477,6 @@ export const ERROR_CODES = {
     httpStatus: 502,
     summary:
       'A peer served bytes of a weights range that fail the manifest digest; they are never adopted and the worker fetches that range from its next source (the coordinator last); named in the ack fallbacks.',
-  },
-  WORKER_PEER_UNAUTHORIZED: {
-    source: 'worker',
-    httpStatus: 401,
-    summary: "A request to a worker's peer server lacks the fleet's worker bearer token.",
-  },
-  WORKER_PEER_BAD_REQUEST: {
-    source: 'worker',
-    httpStatus: 400,
-    summary:
-      "A request to a worker's peer server is not GET /v1/blobs/<sha256> with one bytes=first-last Range.",
   },
   WORKER_RESULT_UPLOAD_FAILED: {
     source: 'worker',
@@ -578,7 +573,7 @@ export const ERROR_CODES = {
     source: 'models',
     httpStatus: 400,
     summary:
-      "A LoRA adapter does not fit the component: its config is unsupported (DoRA, fan_in_fan_out, a bias) or malformed, or its tensors do not pair up or do not match the layer's shape or rank; lists every problem.",
+      "A LoRA adapter does not fit the component: its config is unsupported (DoRA, fan_in_fan_out, a bias) or malformed, its tensors do not pair up or do not match the layer's shape or rank, or a layer's alpha (config or `.alpha` tensor) is not finite, is 0 (a no-op) or gives a scale beyond ±1024; lists every problem.",
   },
   MODEL_LORA_UNBOUND: {
     source: 'models',
@@ -737,4 +732,6 @@ export const RETIRED_ERROR_CODES: readonly string[] = Object.freeze([
   'RT_INVALID_REQUEST',
   'RT_RESULT_INVALID',
   'WORKER_BLOB_FETCH_FAILED',
+  'WORKER_PEER_BAD_REQUEST',
+  'WORKER_PEER_UNAUTHORIZED',
 ]);

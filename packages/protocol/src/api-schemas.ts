@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { ComponentIdSchema, IdSchema, Sha256Schema, TimestampSchema } from './atoms.js';
+import {
+  ComponentIdSchema,
+  IdSchema,
+  Sha256Schema,
+  SyncedVersionSchema,
+  TimestampSchema,
+} from './atoms.js';
 import { LaneNameSchema, RolloutListItemSchema } from './job-status.js';
 import { RequirementsSchema } from './requirements.js';
 import { SyncStatusSchema } from './weight-sync.js';
@@ -77,31 +83,51 @@ export type ResultUpload = z.infer<typeof ResultUploadSchema>;
 /** `POST /v1/weights/:component/sync` → 202. */
 export const SyncAcceptedSchema = z.object({
   component: ComponentIdSchema,
-  version: z.int().min(1),
+  version: SyncedVersionSchema,
   sha256: Sha256Schema,
   sizeBytes: Count,
-  previous: z.int().min(1).nullable(),
-  streamId: z.string(),
+  /** The newest version synced before this one. */
+  previous: SyncedVersionSchema.nullable(),
 });
-/** An accepted weight sync (recorded, appended to the stream, published). */
+/** An accepted weight sync (recorded, published: the workers reconcile to it). */
 export type SyncAccepted = z.infer<typeof SyncAcceptedSchema>;
+
+/**
+ * Where a synced version stands across the live fleet (ADR 011): `loaded` (a live worker holds it
+ * now), `retired` (workers loaded it, and none that is live holds it any more), `failed` (every
+ * live worker that answered refused or failed it, and none is still to answer), `superseded` (a
+ * newer version came before any worker loaded it), `pending` (live workers are still to load it).
+ */
+export const VersionStatusSchema = z.enum(['pending', 'loaded', 'retired', 'failed', 'superseded']);
+/** Where a synced version stands across the live fleet. */
+export type VersionStatus = z.infer<typeof VersionStatusSchema>;
 
 /** `GET /v1/weights/:component`. */
 export const WeightReportSchema = z.object({
   component: ComponentIdSchema,
-  current: z.int().min(1).nullable(),
+  /**
+   * The newest version a live worker holds (what `maxStaleness` counts from and what a rollout can
+   * run on now); null when no live worker holds a synced version.
+   */
+  current: SyncedVersionSchema.nullable(),
+  /** The newest version synced (requested), and its status; null when none was. */
+  latest: z.object({ version: SyncedVersionSchema, status: VersionStatusSchema }).nullable(),
   versions: z.record(
     z.string(),
     z.object({
       sha256: Sha256Schema,
       sizeBytes: Count,
       syncedAt: TimestampSchema,
-      status: z.enum(['pending', 'loaded', 'failed', 'superseded']),
+      status: VersionStatusSchema,
+      /** The live workers that hold the version now (their manifests' `weights`). */
+      holders: z.array(IdSchema),
       /** `full` (a checkpoint of `shards` blobs) or `lora` (an adapter on `base`). */
       kind: z.enum(['full', 'lora']),
       shards: z.int().min(1),
-      base: z.int().min(1).nullable(),
+      base: SyncedVersionSchema.nullable(),
       acks: z.record(IdSchema, SyncStatusSchema),
+      /** Per worker that refused or failed it: the error code of its ack. */
+      codes: z.record(IdSchema, z.string()),
       reasons: z.record(IdSchema, z.string()),
       /** Per worker: the layers a LoRA version's adapter bound there. */
       boundLayers: z.record(IdSchema, z.int().min(0)),

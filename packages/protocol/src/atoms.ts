@@ -31,8 +31,17 @@ export const IdSchema = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,128}$/, 'an id is 1–128 of [A-Za-z0-9._-] (no ":")');
 
+/**
+ * The largest weight version (2^31 − 1): versions are a trainer's step counters, and a bound that
+ * every language's int32 holds keeps a stray 2^53 − 1 from using up a component's versions.
+ */
+export const MAX_WEIGHT_VERSION = 2 ** 31 - 1;
+
 /** A weight version: strictly increasing per component from 1; 0 is a card's initial weights. */
-export const WeightVersionSchema = z.int().min(0);
+export const WeightVersionSchema = z.int().min(0).max(MAX_WEIGHT_VERSION);
+
+/** A synced weight version: 1 to MAX_WEIGHT_VERSION. */
+export const SyncedVersionSchema = z.int().min(1).max(MAX_WEIGHT_VERSION);
 
 /** An ISO-8601 UTC timestamp, e.g. `2026-11-30T05:35:00.000Z`. */
 export const TimestampSchema = z.iso.datetime();

@@ -13,7 +13,6 @@ describe('fleetKeys', () => {
       keys.laneChannel,
       keys.laneWorkChannel,
       keys.weights('dit'),
-      keys.syncStream,
       keys.syncChannel,
       keys.acks('dit', 3),
       keys.limits,

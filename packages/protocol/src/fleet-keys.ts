@@ -1,10 +1,11 @@
 import { FlowfleetError } from '@flowfleet/errors';
+import { MAX_WEIGHT_VERSION } from './atoms.js';
 
 const KEY_PART = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
  * The Redis key layout the worker and coordinator share (STYLE.md rule 4: one module builds every
- * key). Control-plane keys (workers, heartbeats, lanes, weights, sync stream, limits) carry the one
+ * key). Control-plane keys (workers, heartbeats, lanes, weights, sync channel, limits) carry the one
  * hash tag `{<prefix>}`, so they live in one Redis Cluster slot and multi-key Lua scripts (sync,
  * forgetting a dead worker) stay legal there. Each lane's BullMQ queue has a tag of its own,
  * `{<prefix>:<lane>}`, so on a cluster the lanes (where the job traffic is) spread over shards,
@@ -36,16 +37,15 @@ export interface FleetKeys {
    * all its lanes; this one channel does (ADR 008), and idle workers poll only as a fallback.
    */
   readonly laneWorkChannel: string;
-  /** Hash: a component's `current` version and `v:<n>` → version record JSON. */
+  /**
+   * Hash: a component's desired state (ADR 011) — `latest` → the newest synced version, `v:<n>` →
+   * each version's record JSON (manifest, LoRA base, fan-out plan). A worker reads it whole.
+   */
   weights(component: string): string;
-  /** Stream: every WeightSync, for workers catching up after being down. */
-  readonly syncStream: string;
-  /** Pub/sub channel: each WeightSync JSON as it happens. */
+  /** Pub/sub channel: each WeightSync JSON as it happens (a trigger: workers reconcile). */
   readonly syncChannel: string;
   /** Hash: worker id → SyncAck JSON, for one component version. */
   acks(component: string, version: number): string;
-  /** String with a TTL: the FanoutPlan JSON of one component version (written with its record). */
-  fanout(component: string, version: number): string;
   /**
    * Hash: limit name → decimal integer, the widest limits any coordinator has enforced (each
    * coordinator raises the fields it enforces at start; workers validate jobs with them).
@@ -70,10 +70,14 @@ export function fleetKeyPart(what: string, value: string): string {
 }
 
 function versionPart(version: number): number {
-  if (!Number.isSafeInteger(version) || version < 1) {
-    throw new FlowfleetError('PROTO_INVALID_KEY', `a weight version is an integer ≥ 1`, {
-      details: { what: 'version', value: String(version) },
-    });
+  if (!Number.isSafeInteger(version) || version < 1 || version > MAX_WEIGHT_VERSION) {
+    throw new FlowfleetError(
+      'PROTO_INVALID_KEY',
+      `a weight version is an integer in [1, 2^31 − 1]`,
+      {
+        details: { what: 'version', value: String(version) },
+      },
+    );
   }
   return version;
 }
@@ -96,12 +100,9 @@ export function fleetKeys(prefix = 'ff'): FleetKeys {
     laneChannel: `${tag}:chan:lanes`,
     laneWorkChannel: `${tag}:chan:lane-work`,
     weights: (component: string) => `${tag}:weights:${fleetKeyPart('component', component)}`,
-    syncStream: `${tag}:sync`,
     syncChannel: `${tag}:chan:sync`,
     limits: `${tag}:limits`,
     acks: (component: string, version: number) =>
       `${tag}:acks:${fleetKeyPart('component', component)}:${versionPart(version)}`,
-    fanout: (component: string, version: number) =>
-      `${tag}:fanout:${fleetKeyPart('component', component)}:${versionPart(version)}`,
   });
 }

@@ -5,7 +5,7 @@ export { DEFAULT_LIMITS, LIMIT_NAMES, publishedLimitsOf, resolveLimits } from '.
 export type { Limits, PublishedLimits } from './limits.js';
 export { FleetLimits } from './fleet-limits.js';
 export type { FleetLimitsOptions } from './fleet-limits.js';
-export { ComponentIdSchema, IdSchema, Sha256Schema } from './atoms.js';
+export { ComponentIdSchema, IdSchema, MAX_WEIGHT_VERSION, Sha256Schema } from './atoms.js';
 export { isWeightRequirementMet, unmetWeights } from './weight-requirement.js';
 export type {
   ResolvedWeightRequirement,
@@ -38,6 +38,7 @@ export { SyncAckSchema, WeightSyncSchema, weightSyncSchema } from './weight-sync
 export {
   COORDINATOR_SOURCE,
   FANOUT_PEER_SOURCES,
+  FANOUT_PLAN_TTL_MS,
   FanoutPlanSchema,
   MAX_ACK_FALLBACKS,
   fanoutChain,
@@ -48,7 +49,9 @@ export type { FanoutPeer, FanoutPlan, SyncFallback } from './weight-fanout.js';
 export { EgressBucket, throttled } from './egress-bucket.js';
 export {
   LoraRecordSchema,
+  MAX_LORA_SCALE,
   MAX_WEIGHT_SHARDS,
+  loraAlphaProblem,
   ManifestTensorSchema,
   PeftLoraConfigSchema,
   WEIGHT_MANIFEST_FORMAT,
@@ -104,6 +107,7 @@ export {
   IdempotencyKeySchema,
   StoredBlobSchema,
   SyncAcceptedSchema,
+  VersionStatusSchema,
   WeightReportSchema,
 } from './api-schemas.js';
 export type {
@@ -119,6 +123,7 @@ export type {
   ResultUpload,
   StoredBlob,
   SyncAccepted,
+  VersionStatus,
   WeightReport,
   WeightVersionReport,
 } from './api-schemas.js';

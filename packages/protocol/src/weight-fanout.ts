@@ -1,8 +1,14 @@
 import { z } from 'zod';
-import { IdSchema, TimestampSchema } from './atoms.js';
+import { IdSchema } from './atoms.js';
 
 /** The most workers one fan-out plan names (a chain longer than this is cut; the rest use the coordinator). */
 export const MAX_FANOUT_WORKERS = 4096;
+
+/**
+ * A version record's fan-out plan is followed this long after the sync; a worker that loads the
+ * version later (catching up) fetches from the coordinator, since the chain has moved on.
+ */
+export const FANOUT_PLAN_TTL_MS = 3_600_000;
 
 /** How many earlier links of the chain a worker tries before the coordinator. */
 export const FANOUT_PEER_SOURCES = 2;
@@ -17,8 +23,8 @@ export const FanoutPeerSchema = z.strictObject({
 export type FanoutPeer = z.infer<typeof FanoutPeerSchema>;
 
 /**
- * The coordinator's fan-out plan of one sync (the `fanout(component, version)` key, written with
- * the version record): a pipelined chain over the live workers that need the version. The first
+ * The coordinator's fan-out plan of one sync (the version record's `plan`, written with it): a
+ * pipelined chain over the live workers that need the version. The first
  * link fetches from the coordinator; link i fetches each range from link i−1, then i−2 (up to
  * `FANOUT_PEER_SOURCES` back), then the coordinator, which can always serve everything. A worker
  * not in the chain fetches from the coordinator.
@@ -34,7 +40,6 @@ export const FanoutPlanSchema = z.strictObject({
     .int()
     .min(4096)
     .max(64 * 1024 * 1024),
-  at: TimestampSchema.optional(),
 });
 /** A fan-out plan. */
 export type FanoutPlan = z.infer<typeof FanoutPlanSchema>;

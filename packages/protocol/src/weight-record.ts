@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Sha256Schema, TimestampSchema } from './atoms.js';
+import { Sha256Schema, SyncedVersionSchema, TimestampSchema } from './atoms.js';
+import { FanoutPlanSchema } from './weight-fanout.js';
 
 /** The most shards one version may have. */
 export const MAX_WEIGHT_SHARDS = 1024;
@@ -64,9 +65,31 @@ export const PeftLoraConfigSchema = z.looseObject({
 /** PEFT's LoRA adapter config, as a sync carries it. */
 export type PeftLoraConfigJson = z.infer<typeof PeftLoraConfigSchema>;
 
+/**
+ * The largest |scale| a LoRA merge takes (scale = alpha / r, or alpha / √r with rsLoRA): real
+ * adapters merge at 0.25–16; beyond this the merged weights are noise, or overflow float32.
+ */
+export const MAX_LORA_SCALE = 1024;
+
+/**
+ * Why a LoRA layer with this `alpha` merging at `scale` cannot be merged, or undefined: a
+ * non-finite alpha or scale, an alpha of 0 (the adapter would change nothing: a silent no-op
+ * version, refused like an adapter that binds no layer), or |scale| above MAX_LORA_SCALE.
+ */
+export function loraAlphaProblem(alpha: number, scale: number): string | undefined {
+  if (!Number.isFinite(alpha) || !Number.isFinite(scale)) {
+    return `alpha ${alpha} (scale ${scale}) is not finite`;
+  }
+  if (alpha === 0) return 'alpha 0 merges nothing (a no-op version)';
+  if (Math.abs(scale) > MAX_LORA_SCALE) {
+    return `alpha ${alpha} gives scale ${scale}, beyond ±${MAX_LORA_SCALE}`;
+  }
+  return undefined;
+}
+
 /** What a LoRA version adds to its record: its base version and how the adapter merges. */
 export const LoraRecordSchema = z.strictObject({
-  base: z.int().min(1),
+  base: SyncedVersionSchema,
   config: PeftLoraConfigSchema,
   expectLayers: z.int().min(1).optional(),
 });
@@ -75,24 +98,26 @@ export type LoraRecord = z.infer<typeof LoraRecordSchema>;
 
 /**
  * The record of one version in the component's weights hash (field `v:<n>`), written once by the
- * coordinator's sync (docs: apps/coordinator/README.md "Version records"):
+ * coordinator's sync — the whole desired state of the version, so a worker reads it with the
+ * hash in one round trip (docs: apps/coordinator/README.md "Weight versions"):
  * - `sha256`, `sizeBytes`: the version's content id and the bytes a full fetch moves — a single
  *   file's own; a sharded checkpoint's manifest sha256 and the shards' total; a LoRA adapter's;
  * - `kind`: `full` (a checkpoint) or `lora` (an adapter merged into `lora.base`); absent: full;
- * - `shards`: the blobs, in order (absent: the one blob `sha256`);
- * - `manifest`: the manifest blob; `null` when the one blob is not a safetensors file (workers
- *   refuse such a version; `invalid` says why); absent on records that predate manifests (workers
- *   fetch the blob whole).
+ * - `shards`: the blobs, in order (every one a safetensors file, checked at the edge);
+ * - `manifest`: the manifest blob (every tensor's span and digest);
+ * - `plan`: the fan-out plan (ADR 009), absent when the sync planned none; a worker uses it while
+ *   the record is younger than FANOUT_PLAN_TTL_MS.
+ * A record that does not parse (one from before manifests, a damaged one) is refused by workers.
  */
 export const WeightVersionRecordSchema = z.object({
   sha256: Sha256Schema,
   sizeBytes: z.int().min(1),
   at: TimestampSchema.optional(),
   kind: z.enum(['full', 'lora']).optional(),
-  shards: z.array(WeightBlobSchema).min(1).max(MAX_WEIGHT_SHARDS).optional(),
-  manifest: WeightBlobSchema.nullable().optional(),
-  invalid: z.string().optional(),
+  shards: z.array(WeightBlobSchema).min(1).max(MAX_WEIGHT_SHARDS),
+  manifest: WeightBlobSchema,
   lora: LoraRecordSchema.optional(),
+  plan: FanoutPlanSchema.optional(),
 });
 /** A version record. */
 export type WeightVersionRecord = z.infer<typeof WeightVersionRecordSchema>;

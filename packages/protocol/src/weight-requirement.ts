@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ComponentIdSchema } from './atoms.js';
+import { ComponentIdSchema, MAX_WEIGHT_VERSION, SyncedVersionSchema } from './atoms.js';
 
-const VersionAtLeastOne = z.int().min(1);
+const VersionAtLeastOne = SyncedVersionSchema;
 
 /** A requirement a worker can check on its own: at least version `min`, or exactly `exact`. */
 export const ResolvedWeightRequirementSchema = z.union([
@@ -18,7 +18,7 @@ export type ResolvedWeightRequirement = z.infer<typeof ResolvedWeightRequirement
  */
 export const WeightRequirementSchema = z.union([
   ...ResolvedWeightRequirementSchema.options,
-  z.strictObject({ maxStaleness: z.int().min(0) }),
+  z.strictObject({ maxStaleness: z.int().min(0).max(MAX_WEIGHT_VERSION) }),
 ]);
 /** What a job needs of one component's weights. */
 export type WeightRequirement = z.infer<typeof WeightRequirementSchema>;

@@ -1,21 +1,28 @@
 import { z } from 'zod';
-import { ComponentIdSchema, IdSchema, Sha256Schema, TimestampSchema } from './atoms.js';
+import {
+  ComponentIdSchema,
+  IdSchema,
+  Sha256Schema,
+  SyncedVersionSchema,
+  TimestampSchema,
+} from './atoms.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { MAX_ACK_FALLBACKS, SyncFallbackSchema } from './weight-fanout.js';
 import { MAX_WEIGHT_SHARDS } from './weight-record.js';
 
 /**
- * The weight-sync message under `limits` (the channel and the stream carry it): `component` is
- * now at `version` (strictly increasing from 1), whose content id and full-fetch size are
- * `sha256` and `sizeBytes` (its version record says the rest: `kind`, shards, manifest, LoRA
- * base). `kind` is present for sharded and LoRA versions; one blob (a file, an adapter, each
+ * The weight-sync message under `limits` (the sync channel carries it): `component` has a new
+ * `version` (strictly increasing from 1), whose content id and full-fetch size are `sha256` and
+ * `sizeBytes` (its version record says the rest: `kind`, shards, manifest, LoRA base, fan-out
+ * plan). To a worker it is a trigger only: it reconciles the component against the weights hash
+ * (ADR 011). `kind` is present for sharded and LoRA versions; one blob (a file, an adapter, each
  * shard) is at most `maxBlobBytes`.
  */
 export function weightSyncSchema(limits: Limits = DEFAULT_LIMITS) {
   return z
     .strictObject({
       component: ComponentIdSchema,
-      version: z.int().min(1),
+      version: SyncedVersionSchema,
       sha256: Sha256Schema,
       sizeBytes: z
         .int()
@@ -40,15 +47,16 @@ export const SyncStatusSchema = z.enum(['ok', 'refused', 'failed']);
 export type SyncStatus = z.infer<typeof SyncStatusSchema>;
 
 /**
- * A worker's acknowledgement of a sync: `ok` (staged, graphs evicted), `refused` (the blob failed
- * verification; the worker stays on its old version) or `failed` (it could not load it). A
- * non-`ok` ack must say why.
+ * A worker's acknowledgement of a sync: `ok` (staged, graphs evicted), `refused` (the version's
+ * bytes or tensors are wrong — a digest, a layout, names or shapes, a non-finite value, a LoRA that
+ * does not bind or merge — remembered, never tried again; the worker stays on its old version) or
+ * `failed` (it could not load it now: tried again). A non-`ok` ack must say why, with the code.
  */
 export const SyncAckSchema = z
   .object({
     workerId: IdSchema,
     component: ComponentIdSchema,
-    version: z.int().min(1),
+    version: SyncedVersionSchema,
     status: SyncStatusSchema,
     reason: z.string().min(1).optional(),
     /** The error code of a refusal or failure, when it had one. */

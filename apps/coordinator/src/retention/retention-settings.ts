@@ -9,7 +9,7 @@ export interface RetentionSettings {
   readonly jobsKept: number;
   /** Result files (results/<jobId>/) older than this are removed once their job is finished. */
   readonly resultRetentionSeconds: number;
-  /** The newest this-many versions of each component are always kept (the current one among them). */
+  /** The newest this-many versions of each component are always kept (the latest one among them). */
   readonly weightVersionsKept: number;
   /**
    * A superseded version (and an uploaded blob no version names) younger than this is kept: a

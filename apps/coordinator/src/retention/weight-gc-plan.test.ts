@@ -17,6 +17,7 @@ function record(
   return {
     sha256: sha(n),
     sizeBytes: 100,
+    shards: [{ sha256: sha(n), sizeBytes: 100 }],
     at: new Date(NOW - agoMs).toISOString(),
     manifest: { sha256: sha(1000 + n), sizeBytes: 10 },
     ...extra,
@@ -24,10 +25,10 @@ function record(
 }
 
 function component(
-  current: number,
+  latest: number,
   records: [number, WeightVersionRecord | undefined][],
 ): ComponentVersions {
-  return { current, records: new Map(records) };
+  return { latest, records: new Map(records) };
 }
 
 function input(overrides: Partial<WeightGcInput>): WeightGcInput {
@@ -57,7 +58,7 @@ describe('planWeightGc', () => {
       { component: 'dit', version: 1 },
     ]);
     expect([...plan.kept.get('dit')!]).toEqual([
-      [5, 'current'],
+      [5, 'latest'],
       [4, 'newest'],
     ]);
     expect([...plan.referencedBlobs].sort()).toEqual([sha(4), sha(5), sha(1004), sha(1005)].sort());
@@ -132,7 +133,7 @@ describe('planWeightGc', () => {
     expect(plan.referencedBlobs.has(sha(78))).toBe(false);
   });
 
-  it('treats each component on its own and keeps at least the current version', () => {
+  it('treats each component on its own and keeps at least the latest version', () => {
     const plan = planWeightGc(
       input({
         components: new Map([
@@ -146,6 +147,6 @@ describe('planWeightGc', () => {
       { component: 'dit', version: 2 },
       { component: 'dit', version: 1 },
     ]);
-    expect(plan.kept.get('text_encoder')?.get(1)).toBe('current');
+    expect(plan.kept.get('text_encoder')?.get(1)).toBe('latest');
   });
 });

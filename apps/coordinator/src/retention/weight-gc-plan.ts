@@ -2,8 +2,8 @@ import type { WeightVersionRecord } from '@flowfleet/protocol';
 
 /** One component's recorded versions, as read from its weights hash. */
 export interface ComponentVersions {
-  /** The current version (0 when the hash names none). */
-  readonly current: number;
+  /** The newest synced version (the hash's `latest`; 0 when it names none). */
+  readonly latest: number;
   /** Every `v:<n>` record; `undefined` for a record that could not be read (kept, never guessed at). */
   readonly records: ReadonlyMap<number, WeightVersionRecord | undefined>;
 }
@@ -23,7 +23,7 @@ export interface WeightGcInput {
 }
 
 /** Why a version stays (the first reason that applies), for logs and tests. */
-export type KeepReason = 'current' | 'newest' | 'held' | 'pinned' | 'grace' | 'unreadable' | 'base';
+export type KeepReason = 'latest' | 'newest' | 'held' | 'pinned' | 'grace' | 'unreadable' | 'base';
 
 /** The plan: versions to forget, and every blob the kept versions still name. */
 export interface WeightGcPlan {
@@ -44,12 +44,12 @@ function keepReason(
   version: number,
   record: WeightVersionRecord | undefined,
   newest: ReadonlySet<number>,
-  current: number,
+  latest: number,
   held: ReadonlySet<number> | undefined,
   pinned: ReadonlySet<number> | undefined,
   input: WeightGcInput,
 ): KeepReason | undefined {
-  if (version >= current) return 'current';
+  if (version >= latest) return 'latest';
   if (newest.has(version)) return 'newest';
   if (held?.has(version) === true) return 'held';
   if (pinned?.has(version) === true) return 'pinned';
@@ -61,7 +61,7 @@ function keepReason(
 }
 
 /**
- * Decides which superseded weight versions can be forgotten. A version stays when it is current
+ * Decides which superseded weight versions can be forgotten. A version stays when it is the latest
  * (or newer), among the newest `versionsKept`, held by a live worker, pinned exactly by a queued
  * or running job, younger than the grace, unreadable, or the base of a LoRA version that stays
  * (followed through chains of adapters). Pure: the caller reads and deletes.
@@ -70,7 +70,7 @@ export function planWeightGc(input: WeightGcInput): WeightGcPlan {
   const drop: { component: string; version: number }[] = [];
   const kept = new Map<string, Map<number, KeepReason>>();
   const referencedBlobs = new Set<string>();
-  for (const [component, { current, records }] of input.components) {
+  for (const [component, { latest, records }] of input.components) {
     const versions = [...records.keys()].sort((a, b) => b - a);
     const newest = new Set(versions.slice(0, Math.max(1, input.versionsKept)));
     const keep = new Map<number, KeepReason>();
@@ -79,7 +79,7 @@ export function planWeightGc(input: WeightGcInput): WeightGcPlan {
         version,
         records.get(version),
         newest,
-        current,
+        latest,
         input.held.get(component),
         input.pinned.get(component),
         input,

@@ -6,12 +6,12 @@ import type { CoordinatorKeys } from '../keys.js';
 import { planWeightGc, type ComponentVersions, type WeightGcPlan } from './weight-gc-plan.js';
 
 // KEYS: the weights hash, then one acks hash per version in ARGV. Forgets each version that is
-// still below the current one (versions only grow, so it can never become current again).
+// still below the latest one (versions only grow, so it can never become the latest again).
 const FORGET_VERSIONS = `
-local current = tonumber(redis.call('HGET', KEYS[1], 'current') or '0')
+local latest = tonumber(redis.call('HGET', KEYS[1], 'latest') or '0')
 local forgotten = 0
 for i, version in ipairs(ARGV) do
-  if tonumber(version) < current then
+  if tonumber(version) < latest then
     forgotten = forgotten + redis.call('HDEL', KEYS[1], 'v:' .. version)
     redis.call('DEL', KEYS[i + 1])
   end
@@ -49,7 +49,7 @@ function parseRecord(text: string): ReturnType<typeof WeightVersionRecordSchema.
   return WeightVersionRecordSchema.safeParse(value);
 }
 
-/** Every component's current version and version records (unreadable ones as undefined). */
+/** Every component's latest version and version records (unreadable ones as undefined). */
 export async function readComponentVersions(
   redis: RedisClient,
   keys: CoordinatorKeys,
@@ -66,8 +66,8 @@ export async function readComponentVersions(
       const parsed = parseRecord(text);
       records.set(version, parsed.success ? parsed.data : undefined);
     }
-    const current = Number(fields['current']);
-    result.set(component, { current: Number.isSafeInteger(current) ? current : 0, records });
+    const latest = Number(fields['latest']);
+    result.set(component, { latest: Number.isSafeInteger(latest) ? latest : 0, records });
   }
   return result;
 }

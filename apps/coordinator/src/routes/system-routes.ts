@@ -30,15 +30,15 @@ async function pingWithin(services: CoordinatorServices, timeoutMs: number): Pro
 
 /** Reads what the fleet gauges show. */
 async function metricsSnapshot(services: CoordinatorServices): Promise<MetricsSnapshot> {
-  const [{ workers, counts, lanes }, current] = await Promise.all([
+  const [{ workers, counts, lanes }, latest] = await Promise.all([
     readLaneCapacities(services),
-    services.weights.currentVersions(),
+    services.weights.latestVersions(),
   ]);
   const live = workers.filter((worker) => worker.alive);
   const scaling = await services.scaling.plan(workers, lanes);
   const syncLag = new Map<string, number>();
   if (live.length > 0) {
-    for (const [component, version] of current) {
+    for (const [component, version] of latest) {
       const lowest = Math.min(...live.map((worker) => worker.manifest.weights[component] ?? 0));
       syncLag.set(component, Math.max(0, version - lowest));
     }
@@ -48,7 +48,7 @@ async function metricsSnapshot(services: CoordinatorServices): Promise<MetricsSn
     deadWorkers: workers.length - live.length,
     lanes: counts,
     syncLag,
-    currentVersions: current,
+    latestVersions: latest,
     scaling: scaling.classes,
   };
 }

@@ -21,7 +21,7 @@ export function registerWeightRoutes(app: FastifyInstance, services: Coordinator
       flowfleet: {
         roles: ['trainer'],
         summary:
-          'Make uploaded blobs the next weight version of a component (one safetensors file, the shards of a sharded checkpoint, or a LoRA adapter on a base version): recorded with its manifest and fan-out plan (a chain over the live workers that serve peers), appended to the sync stream, published',
+          'Make uploaded blobs the next weight version of a component (one safetensors file, the shards of a sharded checkpoint, or a LoRA adapter on a base version): recorded with its manifest and fan-out plan (a chain over the live workers that serve peers) in the component weights hash, published; workers reconcile to it',
         errors: [
           'API_STALE_VERSION',
           'API_BLOB_NOT_FOUND',
@@ -42,7 +42,7 @@ export function registerWeightRoutes(app: FastifyInstance, services: Coordinator
       const built = await buildWeightVersion(blobs, cards, component, request.body);
       const { sync } = built;
       const plan = planFanout(await fleet.liveWorkers(), component, sync.version, sync.sizeBytes);
-      const { previous, streamId } = await weights.sync(built, plan);
+      const { previous } = await weights.sync(built, plan);
       request.log.info(
         {
           component,
@@ -59,7 +59,6 @@ export function registerWeightRoutes(app: FastifyInstance, services: Coordinator
         sha256: sync.sha256,
         sizeBytes: sync.sizeBytes,
         previous,
-        streamId,
       });
     },
   });
@@ -74,14 +73,17 @@ export function registerWeightRoutes(app: FastifyInstance, services: Coordinator
       flowfleet: {
         roles: ['viewer'],
         summary:
-          "A component's current version and its newest versions with each worker's ack (query: limit)",
+          "A component's current version (the newest a live worker holds), its latest synced version with its status, and its newest versions with who holds each and each worker's ack, code and reason (query: limit)",
         usesRedis: true,
       },
     },
     handler: async (request) => {
       const { component } = request.params;
       const { limit } = request.query;
-      const live = (await fleet.liveWorkers()).map((worker) => worker.workerId);
+      const live = (await fleet.liveWorkers()).map(({ workerId, manifest }) => ({
+        workerId,
+        weights: manifest.weights,
+      }));
       return weights.report(component, live, limit);
     },
   });

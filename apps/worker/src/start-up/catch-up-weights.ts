@@ -1,25 +1,27 @@
 import { LoraMerger } from '@flowfleet/models';
 import { EgressBucket } from '@flowfleet/protocol';
 import { PeerClients } from '../weights/peer-clients.js';
+import { peerBindHost } from '../worker-options.js';
 import { PeerServer } from '../weights/peer-server.js';
 import { VerifiedRanges } from '../weights/verified-ranges.js';
-import { WeightSyncer } from '../weights/weight-syncer.js';
+import { WeightReconciler } from '../weights/weight-reconciler.js';
 import type { RedisParts } from './connect-redis.js';
 import type { ComputeParts } from './start-compute.js';
 import type { FleetLink } from './link-fleet.js';
 import type { ModelParts } from './load-models.js';
 import { step, type PhaseParts, type StartUpContext } from './shutdown-plan.js';
 
-/** The worker's weights, kept in step with the trainer's syncs. */
+/** The worker's weights, kept at the desired state of the trainer's syncs. */
 export interface WeightParts extends PhaseParts {
-  readonly syncer: WeightSyncer;
+  readonly reconciler: WeightReconciler;
 }
 
 /**
- * Phase 5: follows the sync channel, then catches up from the sync stream (subscribed first, so
+ * Phase 5: follows the sync channel, then reconciles every component once (subscribed first, so
  * no sync falls between the two), before the worker registers: its first manifest shows the
- * weights it caught up to. A failed catch-up is logged; the next rescan retries it. LoRA merges
- * run on the compute pool's threads (models' LoraMerger), off the event loop.
+ * weights it caught up to. A pass that fails backs off and retries on its own (and the rescan
+ * timer queues every component again). LoRA merges run on the compute pool's threads (models'
+ * LoraMerger), off the event loop.
  */
 export async function catchUpWeights(
   { options, keys, logger }: StartUpContext,
@@ -46,7 +48,7 @@ export async function catchUpWeights(
   if (options.peer !== false) {
     ranges = new VerifiedRanges();
     peerServer = await PeerServer.start({
-      host: options.peer.host ?? '0.0.0.0',
+      host: options.peer.host ?? peerBindHost(options.coordinatorUrl),
       port: options.peer.port ?? 0,
       advertiseUrl: options.peer.advertiseUrl,
       token: options.workerToken,
@@ -61,14 +63,13 @@ export async function catchUpWeights(
     logger.info({ peerUrl: peerServer.url }, 'peer server listening');
   }
   const server = peerServer;
-  const syncer = new WeightSyncer({
+  const reconciler = new WeightReconciler({
     redis: parts.redis.redis,
     keys,
     workerId: options.workerId,
     target: parts.models.host,
     blobs: link.coordinator,
     merger: attachMerger,
-    limits: link.limits,
     logger: logger.child({ part: 'sync' }),
     onWeightsChanged: () => link.manifest.refresh(),
     fanout: {
@@ -77,17 +78,13 @@ export async function catchUpWeights(
     },
   });
   const shutdown = [
-    step('weight syncs', () => syncer.close()),
+    step('weight syncs', () => reconciler.close()),
     step('peer connections', () => peerClients.close()),
     ...(server === undefined ? [] : [step('peer server', () => server.close())]),
   ];
   await parts.redis.channels.subscribe(keys.syncChannel, (message) =>
-    syncer.handleMessage(message),
+    reconciler.handleMessage(message),
   );
-  try {
-    await syncer.catchUp();
-  } catch (error) {
-    logger.error({ err: error }, 'catching up on weight syncs failed; the next rescan retries');
-  }
-  return { syncer, shutdown };
+  await reconciler.reconcileAll();
+  return { reconciler, shutdown };
 }

@@ -34,7 +34,7 @@ export function openLanes(
 ): LaneParts {
   const { host } = parts.models;
   const { link } = parts;
-  const { syncer } = parts.weights;
+  const { reconciler } = parts.weights;
   const queue = createBullmqJobQueue<RolloutSummary>({
     connection: parts.redis.redis,
     ...(parts.redis.events === undefined ? {} : { events: parts.redis.events }),
@@ -50,7 +50,7 @@ export function openLanes(
     manifest: () => link.manifest.current(),
     instance: (model) => host.instance(model),
     ensureWeights: (component, requirement, signal) =>
-      syncer.ensure(component, requirement, options.weightsWaitMs, signal),
+      reconciler.ensure(component, requirement, options.weightsWaitMs, signal),
     putResults: (jobId, files, signal) => link.coordinator.putResults(jobId, files, signal),
     storedSummary: (jobId, signal) => link.coordinator.storedSummary(jobId, signal),
     logger,

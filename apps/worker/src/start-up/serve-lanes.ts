@@ -7,7 +7,8 @@ import { step, type PhaseParts, type StartUpContext } from './shutdown-plan.js';
  * Phase 8: follows the lane channel (and, on a cluster, the lane-work channel that wakes an idle
  * worker), serves every recorded lane the manifest satisfies (the
  * channel first, so no lane falls between the two), starts the fetch loop, and re-reads the lanes
- * hash and the sync stream every `rescanIntervalMs` and after the channels reconnect. Shutdown:
+ * hash and reconciles every weight component every `rescanIntervalMs` and after the channels
+ * reconnect (a sync message lost while they were down is a missed trigger only). Shutdown:
  * stop fetching, then drain running jobs within `drainTimeoutMs` (the rest are handed back).
  */
 export async function serveLanes(
@@ -15,13 +16,13 @@ export async function serveLanes(
   parts: { readonly redis: RedisParts; readonly weights: WeightParts; readonly lanes: LaneParts },
 ): Promise<PhaseParts> {
   const { server, watcher } = parts.lanes;
-  const { syncer } = parts.weights;
+  const { reconciler } = parts.weights;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const rescan = async (): Promise<void> => {
     try {
       await watcher.rescan();
-      await syncer.catchUp();
+      await reconciler.reconcileAll();
     } catch (error) {
       logger.warn({ err: error }, 'rescan failed');
     }

@@ -1,15 +1,19 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { timingSafeEqual } from 'node:crypto';
 import { hostname } from 'node:os';
 import { FlowfleetError } from '@flowfleet/errors';
-import { errorEnvelopeOf, throttled, type EgressBucket } from '@flowfleet/protocol';
+import type { EgressBucket } from '@flowfleet/protocol';
+import {
+  BearerAuth,
+  installErrorEnvelope,
+  registerBlobRangeRoute,
+} from '@flowfleet/protocol/http-edge';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { VerifiedRanges } from './verified-ranges.js';
 
 /** How a peer server listens and what it serves. */
 export interface PeerServerOptions {
-  /** Address to bind (FLOWFLEET_PEER_HOST, default 0.0.0.0). */
+  /** Address to bind (FLOWFLEET_PEER_HOST; the worker process picks it, see `peerBindHost`). */
   readonly host: string;
   /** Port (FLOWFLEET_PEER_PORT; 0: an ephemeral one). */
   readonly port: number;
@@ -27,40 +31,22 @@ export interface PeerServerOptions {
   readonly logger: Logger;
 }
 
-const SHA256_PATH = /^\/v1\/blobs\/([0-9a-f]{64})$/;
-const RANGE = /^bytes=(\d{1,15})-(\d{1,15})$/;
-
-function fail(response: ServerResponse, error: FlowfleetError): void {
-  const { status, body } = errorEnvelopeOf(error);
-  const text = JSON.stringify(body);
-  response.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  response.end(text);
-}
-
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /**
- * The worker's peer server (ADR 009): `GET /v1/blobs/:sha256` with one `Range: bytes=first-last`,
- * answered 206 from the verified ranges it holds — the coordinator's blob route's shape, so a peer
- * is fetched with the same SDK client. A range a load here is fetching is answered once verified
- * (a pipelined chain); anything else is a coded 404 at once and the asker falls back. Read-only,
- * token-checked, every body paid into the worker's egress cap.
+ * The worker's peer server (ADR 009, ADR 011): the coordinator's blob route — the same
+ * implementation (protocol's `registerBlobRangeRoute`), auth check (`BearerAuth`, the worker
+ * role) and error envelope — serving ranges only, from the verified ranges this worker holds. A
+ * range a load here is fetching is answered once verified (a pipelined chain); anything else is
+ * a coded 404 at once and the asker falls back. Read-only, every body paid into the worker's
+ * egress cap.
  */
 export class PeerServer {
   readonly url: string;
-  readonly #server: Server;
+  readonly #app: FastifyInstance;
   readonly #abort: AbortController;
   #closing: Promise<void> | undefined;
 
-  private constructor(server: Server, url: string, abort: AbortController) {
-    this.#server = server;
+  private constructor(app: FastifyInstance, url: string, abort: AbortController) {
+    this.#app = app;
     this.url = url;
     this.#abort = abort;
   }
@@ -68,121 +54,68 @@ export class PeerServer {
   /** Listens and resolves once bound. @throws the listen error (EADDRINUSE, …) */
   static async start(options: PeerServerOptions): Promise<PeerServer> {
     const abort = new AbortController();
-    const server = createServer((request, response) => {
-      handle(options, abort.signal, request, response).catch((error: unknown) => {
-        options.logger.error({ err: error }, 'peer request failed');
-        if (!response.headersSent) fail(response, error as FlowfleetError);
-        else response.destroy();
-      });
+    const app = Fastify({
+      loggerInstance: options.logger as FastifyBaseLogger,
+      // Peers ask many ranges a second: no request lines (failures are logged by the handler).
+      logController: new LogController({ disableRequestLogging: true }),
+      exposeHeadRoutes: false,
+      // close() ends the waits in flight and drops open connections (peers fall back).
+      forceCloseConnections: true,
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port, options.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
+    installErrorEnvelope(app);
+    const auth = new BearerAuth(
+      options.token === undefined ? undefined : { worker: options.token },
+    );
+    app.addHook('onRequest', async (request) => {
+      auth.authorize(request.headers.authorization, ['worker']);
     });
-    const { port } = server.address() as AddressInfo;
+    registerBlobRangeRoute(app, {
+      wholeBlobs: false,
+      egress: options.egress,
+      signal: abort.signal,
+      open: async (sha256, range, signal) => {
+        // The route refuses a request without a range (wholeBlobs: false).
+        const { start, end } = range!;
+        const pieces = await options.ranges.waitFor(
+          { sha256, begin: start, end: end + 1 },
+          {
+            maxWaitMs: options.maxWaitMs ?? 30_000,
+            idleGraceMs: options.idleGraceMs ?? 3_000,
+            signal,
+          },
+        );
+        return pieces === undefined ? undefined : { sizeBytes: end - start + 1, body: pieces };
+      },
+      notFound: (sha256, range) =>
+        new FlowfleetError(
+          'WORKER_PEER_RANGE_UNAVAILABLE',
+          `this peer holds no verified bytes ${range?.start}-${range?.end} of ${sha256}`,
+          { details: { sha256, begin: range?.start, end: (range?.end ?? 0) + 1 } },
+        ),
+    });
+    try {
+      await app.listen({ port: options.port, host: options.host });
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
+    const { port } = app.server.address() as AddressInfo;
     const wildcard = options.host === '0.0.0.0' || options.host === '::';
-    const url = options.advertiseUrl ?? `http://${wildcard ? hostname() : options.host}:${port}`;
-    return new PeerServer(server, url.replace(/\/+$/, ''), abort);
+    const host = wildcard
+      ? hostname()
+      : options.host.includes(':')
+        ? `[${options.host}]`
+        : options.host;
+    const url = options.advertiseUrl ?? `http://${host}:${port}`;
+    return new PeerServer(app, url.replace(/\/+$/, ''), abort);
   }
 
   /** Stops listening, ends waits in flight and drops open connections. Idempotent. */
   close(): Promise<void> {
-    this.#closing ??= new Promise<void>((resolve) => {
+    this.#closing ??= (async () => {
       this.#abort.abort();
-      this.#server.close(() => resolve());
-      this.#server.closeAllConnections();
-    });
+      await this.#app.close();
+    })();
     return this.#closing;
   }
-}
-
-async function handle(
-  options: PeerServerOptions,
-  signal: AbortSignal,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
-  if (options.token !== undefined) {
-    const header = request.headers.authorization ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!sameToken(given, options.token)) {
-      fail(response, new FlowfleetError('WORKER_PEER_UNAUTHORIZED', 'a worker token is required'));
-      return;
-    }
-  }
-  const path = SHA256_PATH.exec(request.url ?? '');
-  const range = RANGE.exec(String(request.headers.range ?? '').trim());
-  if (request.method !== 'GET' || path === null || range === null) {
-    fail(
-      response,
-      new FlowfleetError(
-        'WORKER_PEER_BAD_REQUEST',
-        'a peer serves GET /v1/blobs/<sha256> with one Range: bytes=first-last',
-        { details: { method: request.method, url: request.url?.slice(0, 200) } },
-      ),
-    );
-    return;
-  }
-  const sha256 = path[1]!;
-  const begin = Number(range[1]);
-  const end = Number(range[2]) + 1;
-  const closed = new AbortController();
-  const abort = (): void => closed.abort();
-  signal.addEventListener('abort', abort, { once: true });
-  response.once('close', () => {
-    signal.removeEventListener('abort', abort);
-    closed.abort();
-  });
-  const pieces =
-    end > begin
-      ? await options.ranges.waitFor(
-          { sha256, begin, end },
-          {
-            maxWaitMs: options.maxWaitMs ?? 30_000,
-            idleGraceMs: options.idleGraceMs ?? 3_000,
-            signal: closed.signal,
-          },
-        )
-      : undefined;
-  if (closed.signal.aborted) return;
-  if (pieces === undefined) {
-    fail(
-      response,
-      new FlowfleetError(
-        'WORKER_PEER_RANGE_UNAVAILABLE',
-        `this peer holds no verified bytes ${begin}-${end - 1} of ${sha256}`,
-        { details: { sha256, begin, end } },
-      ),
-    );
-    return;
-  }
-  response.writeHead(206, {
-    'content-type': 'application/octet-stream',
-    'content-length': end - begin,
-    'content-range': `bytes ${begin}-${end - 1}/*`,
-  });
-  try {
-    for await (const part of throttled(pieces, options.egress, closed.signal)) {
-      if (closed.signal.aborted) return;
-      if (!response.write(part)) {
-        await new Promise<void>((resolve) => {
-          const go = (): void => {
-            response.off('drain', go);
-            response.off('close', go);
-            resolve();
-          };
-          response.once('drain', go);
-          response.once('close', go);
-        });
-      }
-    }
-  } catch (error) {
-    // The asker hung up (or the server closed) while the body waited on the cap.
-    if (closed.signal.aborted) return;
-    throw error;
-  }
-  response.end();
 }

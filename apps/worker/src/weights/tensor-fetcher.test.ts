@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import { isFlowfleetError } from '@flowfleet/errors';
 import { float32ToBfloat16, writeSafetensors } from '@flowfleet/formats';
 import { describe, expect, it } from 'vitest';
-import { fetchTensors, planRanges, type RangeSource, type WantedTensor } from './tensor-fetcher.js';
+import {
+  fetchTensors,
+  firstNonFinite,
+  planRanges,
+  type RangeSource,
+  type WantedTensor,
+} from './tensor-fetcher.js';
 
 const FILE = writeSafetensors({
   a: { dtype: 'F32', shape: [2], data: Float32Array.of(1, 2) },
@@ -71,5 +77,34 @@ describe('fetchTensors', () => {
     expect((error as Error).message).toMatch(
       /^dit v2: tensor c: sha256 [0-9a-f]{64} does not match/,
     );
+  });
+
+  it('refuses a NaN or ±Inf in bytes that match their digest (the trainer sent them)', async () => {
+    expect(firstNonFinite(Float32Array.of(1, -0, 3.4e38))).toBe(-1);
+    for (const value of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      expect(firstNonFinite(Float32Array.of(1, 2, value))).toBe(2);
+      const file = writeSafetensors({
+        a: { dtype: 'F32', shape: [2], data: Float32Array.of(1, 2) },
+        b: { dtype: 'BF16', shape: [2], data: float32ToBfloat16(Float32Array.of(3, value)) },
+      });
+      const n = Number(new DataView(file.buffer).getBigUint64(0, true));
+      const header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + n))) as typeof HEADER;
+      const [begin, end] = header['b']!.data_offsets.map((offset) => 8 + n + offset) as [
+        number,
+        number,
+      ];
+      const sha256 = createHash('sha256').update(file.subarray(begin, end)).digest('hex');
+      const tensor = { shard: 0, dtype: 'BF16', shape: [2], begin, end, sha256 };
+      let error: unknown;
+      try {
+        await fetchTensors(memory(file), SHARDS, [{ name: 'card.b', key: 'b', tensor }], {
+          what: 'dit v3',
+        });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(isFlowfleetError(error, 'WORKER_WEIGHTS_NOT_FINITE'), String(value)).toBe(true);
+      expect((error as Error).message).toMatch(/^dit v3: tensor b holds .* at element 1$/);
+    }
   });
 });

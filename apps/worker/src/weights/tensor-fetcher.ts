@@ -58,7 +58,11 @@ const DROP_PEER_ON: ReadonlySet<string> = new Set([
   'CLIENT_UNREACHABLE',
   'CLIENT_TIMEOUT',
   'CLIENT_BAD_RESPONSE',
-  'WORKER_PEER_UNAUTHORIZED',
+  // Not a peer server that takes the fleet's worker token, or one that does not serve ranges.
+  'API_UNAUTHORIZED',
+  'API_FORBIDDEN',
+  'API_ROUTE_NOT_FOUND',
+  'API_RANGE_NOT_SATISFIABLE',
 ]);
 
 const DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024;
@@ -105,8 +109,39 @@ function refused(what: string, message: string, details: Record<string, unknown>
   });
 }
 
-/** The tensors of `request` decoded from `bytes`, or the first that fails its digest. */
+/** The index of the first NaN or ±Inf in `data`, or −1 (`x − x` is 0 only for a finite x). */
+export function firstNonFinite(data: Float32Array): number {
+  for (let i = 0; i < data.length; i += 1) {
+    const value = data[i]!;
+    if (value - value !== 0) return i;
+  }
+  return -1;
+}
+
+/**
+ * Refuses a decoded float tensor holding a NaN or ±Inf (also an F64 value beyond float32's range,
+ * which widens to ±Inf): every rollout on it would fail, and versions only go up.
+ * @throws FlowfleetError WORKER_WEIGHTS_NOT_FINITE
+ */
+export function checkFinite(what: string, key: string, tensor: TensorData): void {
+  if (tensor.dtype !== 'float32') return;
+  const index = firstNonFinite(tensor.data as Float32Array);
+  if (index < 0) return;
+  const value = String((tensor.data as Float32Array)[index]);
+  throw new FlowfleetError(
+    'WORKER_WEIGHTS_NOT_FINITE',
+    `${what}: tensor ${key} holds ${value} at element ${index}`,
+    { details: { tensor: key, index, value } },
+  );
+}
+
+/**
+ * The tensors of `request` decoded from `bytes` — each checked against its digest, then, in the
+ * same pass over its bytes, for non-finite values — or the first that fails its digest.
+ * @throws FlowfleetError WORKER_WEIGHTS_NOT_FINITE (bytes that match the digest are the trainer's)
+ */
 function verifyRange(
+  what: string,
   request: RangeRequest,
   bytes: Uint8Array,
 ): { tensors: Map<string, TensorData> } | { bad: WantedTensor; sha256: string } {
@@ -116,7 +151,9 @@ function verifyRange(
     const raw = bytes.subarray(tensor.begin - request.begin, tensor.end - request.begin);
     const actual = createHash('sha256').update(raw).digest('hex');
     if (actual !== tensor.sha256) return { bad: item, sha256: actual };
-    tensors.set(name, decodeCheckpointTensor(key, tensor, raw));
+    const decoded = decodeCheckpointTensor(key, tensor, raw);
+    checkFinite(what, key, decoded);
+    tensors.set(name, decoded);
   }
   return { tensors };
 }
@@ -124,12 +161,14 @@ function verifyRange(
 /**
  * Fetches tensors as byte ranges of their shards, one request at a time (so at most one range is
  * in memory besides the decoded tensors), verifies each tensor's bytes against its manifest
- * sha256 and widens it to float32 (F16, BF16) — nothing is returned unless every tensor verified.
+ * sha256, widens it to float32 (F16, BF16) and checks its values are finite — nothing is returned
+ * unless every tensor verified.
  * Each range is asked of `options.peers` in order, then of `source`: a peer that fails or serves
  * bytes that fail a digest is left for the next source (its bytes are never adopted); only the
  * last source's failures are the fetch's. An empty tensor needs no bytes.
  * @throws FlowfleetError WORKER_BLOB_REFUSED (`reason: 'tensor-sha256'`) on a tensor whose bytes
- *   from `source` do not match; the source's errors (a failed or short fetch) as they are
+ *   from `source` do not match; WORKER_WEIGHTS_NOT_FINITE on a NaN or ±Inf in verified bytes; the
+ *   source's errors (a failed or short fetch) as they are
  */
 export async function fetchTensors(
   source: RangeSource,
@@ -177,7 +216,7 @@ export async function fetchTensors(
         if (DROP_PEER_ON.has(error.code)) peers.splice(peers.indexOf(peer), 1);
         continue;
       }
-      const checked = verifyRange(request, bytes);
+      const checked = verifyRange(options.what, request, bytes);
       if ('bad' in checked) {
         observer?.fellBack(
           peer.name,
@@ -201,7 +240,7 @@ export async function fetchTensors(
       request.end === request.begin
         ? new Uint8Array(0)
         : await source.fetchRange(shard.sha256, request.begin, request.end, options.signal);
-    const checked = verifyRange(request, bytes);
+    const checked = verifyRange(options.what, request, bytes);
     if ('bad' in checked) {
       const { bad, sha256 } = checked;
       throw refused(

@@ -5,18 +5,20 @@ import {
   bindLoraAdapter,
   loraScale,
   type CheckpointEntry,
+  type LoraLayer,
   type LoraMergeInput,
   type ModelComponentSpec,
 } from '@flowfleet/models';
 import type { TensorData } from '@flowfleet/platform';
 import {
   WeightManifestSchema,
+  loraAlphaProblem,
   type WeightBlob,
   type WeightManifest,
   type WeightVersionRecord,
 } from '@flowfleet/protocol';
-import { verifyWeightsBlob } from './blob-verifier.js';
 import {
+  checkFinite,
   fetchTensors,
   type FetchObserver,
   type PeerRangeSource,
@@ -54,10 +56,13 @@ export interface LoadedVersion extends HeldVersion {
   readonly boundLayers?: number;
 }
 
-/** Whole blobs and byte ranges of blobs. */
+/** Byte ranges of blobs, and whole manifests. */
 export interface WeightBlobSource extends RangeSource {
   fetchBlob(sha256: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array>;
 }
+
+/** The records of a component's versions, as one read of its weights hash found them. */
+export type VersionRecords = (version: number) => WeightVersionRecord | undefined;
 
 /** The LoRA merge, off the event loop (models' LoraMerger on the worker's compute pool). */
 export interface LayerMerger {
@@ -68,15 +73,9 @@ export interface LayerMerger {
 
 /** What the loader reads and where it merges. */
 export interface VersionLoaderOptions {
-  readonly records: (
-    component: string,
-    version: number,
-  ) => Promise<WeightVersionRecord | undefined>;
   readonly blobs: WeightBlobSource;
   readonly spec: (component: string) => ModelComponentSpec;
   readonly merger: () => Promise<LayerMerger>;
-  /** The largest whole blob to download (the fleet's published `maxBlobBytes`, read then). */
-  readonly maxBlobBytes: (sizeBytes: number) => Promise<number>;
   readonly signal: AbortSignal;
 }
 
@@ -99,12 +98,47 @@ function entriesOf(manifest: WeightManifest): Map<string, CheckpointEntry> {
 }
 
 /**
+ * Each bound layer's merge scale, from its `.alpha` tensor when the file has one, else the
+ * config's alpha.
+ * @throws FlowfleetError MODEL_LORA_INVALID naming every layer whose alpha cannot merge
+ *   (`loraAlphaProblem`: non-finite, 0, a scale beyond ±MAX_LORA_SCALE)
+ */
+function alphaScales(
+  what: string,
+  layers: readonly LoraLayer[],
+  adapter: ReadonlyMap<string, TensorData>,
+  useRslora: boolean,
+): Map<string, number> {
+  const scales = new Map<string, number>();
+  const problems: string[] = [];
+  for (const layer of layers) {
+    const alpha =
+      layer.alphaKey === undefined
+        ? layer.alpha
+        : Number(adapter.get(layer.alphaKey)!.data[0] ?? Number.NaN);
+    const scale = loraScale(alpha, layer.rank, useRslora);
+    const problem = loraAlphaProblem(alpha, scale);
+    if (problem === undefined) scales.set(layer.target, scale);
+    else problems.push(`${layer.alphaKey ?? layer.target}: ${problem}`);
+  }
+  if (problems.length > 0) {
+    throw new FlowfleetError(
+      'MODEL_LORA_INVALID',
+      `${what}: the adapter's alpha cannot merge (${problems.slice(0, 3).join('; ')})`,
+      { details: { problems } },
+    );
+  }
+  return scales;
+}
+
+/**
  * Builds a version of a component from its record, reusing what the worker holds: a full
  * checkpoint through its manifest — each tensor's key mapped by the card, fetched as a byte range
  * only when its digest differs from the held tensor's (a delta; everything when nothing held
- * matches), verified, widened to float32 — or a LoRA adapter merged into its base version (built
- * the same way when it is not the held one); records without a manifest fetch the blob whole.
- * Nothing is staged here and nothing is kept when any step fails.
+ * matches), verified, checked finite, widened to float32 — or a LoRA adapter merged into its base
+ * version (built the same way when it is not the held one), each layer's alpha checked. Every
+ * byte comes through the one verified-range path (`fetchTensors`). Nothing is staged here and
+ * nothing is kept when any step fails.
  */
 export class VersionLoader {
   readonly #options: VersionLoaderOptions;
@@ -114,30 +148,25 @@ export class VersionLoader {
   }
 
   /**
-   * Version `version` of `component`, described by `record`, built over `held`.
-   * @throws FlowfleetError WORKER_BLOB_REFUSED (`details.reason`), MODEL_WEIGHTS_MISMATCH,
-   *   MODEL_LORA_UNBOUND, MODEL_LORA_INVALID (refusals); transport codes (failures)
+   * Version `version` of `component`, described by `record`, built over `held` (a LoRA base that
+   * is not held is looked up in `records`).
+   * @throws FlowfleetError WORKER_BLOB_REFUSED (`details.reason`), WORKER_WEIGHTS_NOT_FINITE,
+   *   MODEL_WEIGHTS_MISMATCH, MODEL_LORA_UNBOUND, MODEL_LORA_INVALID (refusals); transport codes
+   *   (failures)
    */
   async load(
     component: string,
     version: number,
     record: WeightVersionRecord,
     held: HeldVersion,
+    records: VersionRecords,
     via: LoadVia = { peers: [] },
     depth = 0,
   ): Promise<LoadedVersion> {
     const what = `${component} v${version}`;
-    if (record.manifest === null) {
-      throw refused(
-        what,
-        'safetensors',
-        `not a valid safetensors file (${record.invalid ?? 'unreadable'})`,
-      );
-    }
-    if (record.manifest === undefined) return this.#loadWhole(component, version, record);
     const manifest = await this.#manifest(what, record.manifest);
     if (record.kind === 'lora')
-      return this.#loadLora(component, version, record, manifest, held, via, depth);
+      return this.#loadLora(component, version, record, manifest, held, records, via, depth);
     const spec = this.#options.spec(component);
     const bound = bindCheckpoint(spec, entriesOf(manifest));
     const tensors = new Map<string, TensorData>();
@@ -175,6 +204,7 @@ export class VersionLoader {
     record: WeightVersionRecord,
     manifest: WeightManifest,
     held: HeldVersion,
+    records: VersionRecords,
     via: LoadVia,
     depth: number,
   ): Promise<LoadedVersion> {
@@ -193,10 +223,18 @@ export class VersionLoader {
     if (held.version !== lora.base) {
       if (depth >= MAX_BASE_DEPTH)
         throw refused(what, 'lora', `more than ${MAX_BASE_DEPTH} LoRA bases deep`);
-      const baseRecord = await this.#options.records(component, lora.base);
+      const baseRecord = records(lora.base);
       if (baseRecord === undefined)
-        throw refused(what, 'lora', `its base v${lora.base} has no record`);
-      const loaded = await this.load(component, lora.base, baseRecord, held, via, depth + 1);
+        throw refused(what, 'lora', `its base v${lora.base} has no readable record`);
+      const loaded = await this.load(
+        component,
+        lora.base,
+        baseRecord,
+        held,
+        records,
+        via,
+        depth + 1,
+      );
       base = loaded;
       fetchedBytes += loaded.fetchedBytes;
     }
@@ -215,28 +253,29 @@ export class VersionLoader {
       ...via,
     });
     fetchedBytes += adapter.fetchedBytes;
+    const scales = alphaScales(what, binding.layers, adapter.tensors, lora.config.use_rslora);
     const merger = await this.#options.merger();
     const tensors = new Map(base.tensors);
     const origins = new Map(base.origins);
     const layers = [...binding.layers];
     const run = async (): Promise<void> => {
       for (let layer = layers.shift(); layer !== undefined; layer = layers.shift()) {
-        const alpha =
-          layer.alphaKey === undefined ? layer.alpha : adapter.tensors.get(layer.alphaKey)!.data[0];
-        const merged = await merger.merge({
-          weight: base.tensors.get(layer.target)!.data as Float32Array,
-          down: adapter.tensors.get(layer.down)!.data as Float32Array,
-          up: adapter.tensors.get(layer.up)!.data as Float32Array,
-          outFeatures: layer.outFeatures,
-          inFeatures: layer.inFeatures,
-          rank: layer.rank,
-          scale: loraScale(Number(alpha), layer.rank, lora.config.use_rslora),
-        });
-        tensors.set(layer.target, {
+        const merged: TensorData = {
           dtype: 'float32',
           dims: [layer.outFeatures, layer.inFeatures],
-          data: merged,
-        });
+          data: await merger.merge({
+            weight: base.tensors.get(layer.target)!.data as Float32Array,
+            down: adapter.tensors.get(layer.down)!.data as Float32Array,
+            up: adapter.tensors.get(layer.up)!.data as Float32Array,
+            outFeatures: layer.outFeatures,
+            inFeatures: layer.inFeatures,
+            rank: layer.rank,
+            scale: scales.get(layer.target)!,
+          }),
+        };
+        // Finite inputs at a bounded scale can still overflow float32 in the sum.
+        checkFinite(`${what} (merged)`, layer.target, merged);
+        tensors.set(layer.target, merged);
         origins.delete(layer.target);
       }
     };
@@ -248,30 +287,6 @@ export class VersionLoader {
       fetchedBytes,
       reusedTensors: tensors.size - binding.boundLayers,
       boundLayers: binding.boundLayers,
-    };
-  }
-
-  /** A record without a manifest: the one blob, fetched whole and verified as before. */
-  async #loadWhole(
-    component: string,
-    version: number,
-    record: WeightVersionRecord,
-  ): Promise<LoadedVersion> {
-    const { blobs, signal } = this.#options;
-    const maxBytes = await this.#options.maxBlobBytes(record.sizeBytes);
-    const bytes = await blobs.fetchBlob(record.sha256, maxBytes, signal);
-    const expected = { component, version, sha256: record.sha256, sizeBytes: record.sizeBytes };
-    const tensors = verifyWeightsBlob(
-      bytes,
-      expected,
-      this.#options.spec(component).parameterShapes(),
-    );
-    return {
-      version,
-      tensors,
-      origins: new Map(),
-      fetchedBytes: bytes.byteLength,
-      reusedTensors: 0,
     };
   }
 

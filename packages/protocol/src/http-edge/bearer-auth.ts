@@ -4,8 +4,11 @@ import { FlowfleetError } from '@flowfleet/errors';
 /** A caller's role. trainer: mutations (and every read); viewer: reads; worker: results, blobs. */
 export type Role = 'trainer' | 'viewer' | 'worker';
 
-/** The bearer token of each role; `undefined` turns auth off (every caller holds every role). */
-export type CoordinatorTokens = Readonly<Record<Role, string>>;
+/**
+ * The bearer token of each role the server grants (the coordinator: all three; a worker's peer
+ * server: the fleet's worker token); `undefined` turns auth off (every caller holds every role).
+ */
+export type BearerTokens = Readonly<Partial<Record<Role, string>>>;
 
 /** What each token grants: trainer implies viewer. */
 const GRANTS: Readonly<Record<Role, readonly Role[]>> = {
@@ -22,16 +25,20 @@ function digest(value: string): Buffer {
 
 /**
  * Resolves bearer tokens to roles in constant time per token (digests are compared, so token
- * length leaks nothing) and decides access to a route.
+ * length leaks nothing) and decides access to a route: the one auth check of the coordinator and
+ * of every worker's peer server.
  */
 export class BearerAuth {
   readonly #tokens: readonly { role: Role; digest: Buffer }[] | undefined;
 
-  constructor(tokens: CoordinatorTokens | undefined) {
+  constructor(tokens: BearerTokens | undefined) {
     this.#tokens =
       tokens === undefined
         ? undefined
-        : ALL_ROLES.map((role) => ({ role, digest: digest(tokens[role]) }));
+        : ALL_ROLES.flatMap((role) => {
+            const token = tokens[role];
+            return token === undefined ? [] : [{ role, digest: digest(token) }];
+          });
   }
 
   /** True when tokens are configured. */

@@ -1,6 +1,6 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import { describe, expect, it } from 'vitest';
-import { BearerAuth } from './auth.js';
+import { BearerAuth } from './bearer-auth.js';
 
 const auth = new BearerAuth({
   trainer: 'trainer-secret-000000',
@@ -46,5 +46,16 @@ describe('BearerAuth', () => {
     const open = new BearerAuth(undefined);
     expect(open.enabled).toBe(false);
     expect(codeOf(() => open.authorize(undefined, ['worker']))).toBeUndefined();
+  });
+});
+
+describe('BearerAuth with some roles', () => {
+  it('grants only the roles it has tokens for (a peer server: the worker token)', () => {
+    const peer = new BearerAuth({ worker: 'worker-secret-000000' });
+    expect(peer.authorize('Bearer worker-secret-000000', ['worker'])).toEqual(['worker']);
+    expect(codeOf(() => peer.authorize('Bearer trainer-secret-000000', ['worker']))).toBe(
+      'API_UNAUTHORIZED',
+    );
+    expect(codeOf(() => peer.authorize(undefined, ['worker']))).toBe('API_UNAUTHORIZED');
   });
 });
