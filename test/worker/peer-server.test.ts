@@ -62,7 +62,10 @@ describe('the peer server', () => {
       const both = async (path: string, headers: Record<string, string>) =>
         Promise.all([fleet.url, peerUrl].map((base) => ask(`${base}${path}`, headers)));
 
-      const [coordinator, peer] = await both(`/v1/blobs/${sha256}`, { ...auth, range });
+      const [coordinator, peer] = (await both(`/v1/blobs/${sha256}`, { ...auth, range })) as [
+        Answer,
+        Answer,
+      ];
       expect(coordinator.status).toBe(206);
       expect(peer.status).toBe(206);
       expect(peer.bytes!.equals(coordinator.bytes!)).toBe(true);
