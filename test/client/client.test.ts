@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { FlowfleetClient, createClient, type FlowfleetClient as Client } from '@flowfleet/client';
+import { writeSafetensors } from '@flowfleet/formats';
 import { JobStatusSchema } from '@flowfleet/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -164,7 +165,9 @@ describe('FlowfleetClient against a real coordinator', () => {
   });
 
   it('uploads a blob (sha256 checked), downloads it, syncs it and reports the version', async () => {
-    const bytes = new Uint8Array(Buffer.from('weights v1: not really safetensors'));
+    const bytes = writeSafetensors({
+      w: { dtype: 'F32', shape: [2], data: Float32Array.of(1, 2) },
+    });
     const stored = await trainer.uploadBlob(bytes);
     expect(stored).toEqual({
       sha256: createHash('sha256').update(bytes).digest('hex'),
@@ -174,11 +177,13 @@ describe('FlowfleetClient against a real coordinator', () => {
     const accepted = await trainer.syncWeights('dit', 1, stored.sha256);
     expect(accepted).toMatchObject({ component: 'dit', version: 1, previous: null });
     const report = await trainer.weights('dit', { limit: 5 });
-    expect(report.current).toBe(1);
+    // Synced, loaded by no worker yet: the latest version, not the current one.
+    expect(report.current).toBeNull();
+    expect(report.latest).toEqual({ version: 1, status: 'pending' });
     expect(report.versions['1']).toMatchObject({ sha256: stored.sha256, status: 'pending' });
     const stale = await rejection(trainer.syncWeights('dit', 1, stored.sha256));
     expect(stale.code).toBe('API_STALE_VERSION');
-    expect(stale.details).toMatchObject({ current: 1, requested: 1 });
+    expect(stale.details).toMatchObject({ latest: 1, requested: 1 });
   });
 
   it('refuses a blob whose answered sha256 differs from the local one (CLIENT_BLOB_MISMATCH)', async () => {

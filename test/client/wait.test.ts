@@ -1,4 +1,5 @@
 import type { FlowfleetClient } from '@flowfleet/client';
+import { writeSafetensors } from '@flowfleet/formats';
 import { RolloutJobSchema, fleetKeys, type JobStatus, type SyncAck } from '@flowfleet/protocol';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -235,14 +236,18 @@ describe('waitForSync', () => {
   }
 
   async function syncVersion(version: number): Promise<void> {
-    const blob = await trainer.uploadBlob(new TextEncoder().encode(`weights v${version}`));
+    const blob = await trainer.uploadBlob(
+      writeSafetensors({ w: { dtype: 'F32', shape: [1], data: Float32Array.of(version) } }),
+    );
     await trainer.syncWeights('dit', version, blob.sha256);
   }
 
   beforeEach(async () => {
-    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-a'));
-    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-b'));
-    await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest('w-c'));
+    // Workers of the model hold its components (version 0 until they load a sync).
+    const weights = { dit: 0, text_encoder: 0 };
+    for (const id of ['w-a', 'w-b', 'w-c']) {
+      await registerFakeWorker(fixture.redis, fixture.prefix, fakeManifest(id, { weights }));
+    }
   });
 
   it('resolves once minWorkers live workers acked ok, not before', async () => {
@@ -318,6 +323,11 @@ describe('waitForSync', () => {
     await syncVersion(1);
     const error = await rejection(trainer.waitForSync('dit', 2, { minWorkers: 1 }));
     expect(error.code).toBe('CLIENT_UNKNOWN_VERSION');
-    expect(error.details).toMatchObject({ component: 'dit', version: 2, current: 1 });
+    expect(error.details).toMatchObject({
+      component: 'dit',
+      version: 2,
+      current: null,
+      latest: { version: 1, status: 'pending' },
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { FleetSchema, LanesSchema, MatrixSchema, coordinatorKeys } from '@flowfleet/coordinator';
+import { writeSafetensors } from '@flowfleet/formats';
 import { ScalingSchema } from '@flowfleet/protocol';
 import { SUMMARY_BYTES_HEADER, fleetKeys } from '@flowfleet/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -332,7 +333,9 @@ describe('metrics and OpenAPI', () => {
         method: 'PUT',
         url: '/v1/blobs',
         headers: { ...fixture.auth('trainer'), 'content-type': 'application/octet-stream' },
-        payload: Buffer.from('w'),
+        payload: Buffer.from(
+          writeSafetensors({ w: { dtype: 'F32', shape: [1], data: Float32Array.of(1) } }),
+        ),
       })
     ).json();
     for (const version of [1, 2, 3]) {
@@ -343,7 +346,7 @@ describe('metrics and OpenAPI', () => {
         payload: { version, sha256: blob.sha256 },
       });
     }
-    expect(await fixture.redis.hget(keys.weights('dit'), 'current')).toBe('3');
+    expect(await fixture.redis.hget(keys.weights('dit'), 'latest')).toBe('3');
     const text = (await get('/metrics')).body;
     expect(text).toContain(`flowfleet_lane_depth{lane="${enqueued.lane}"} 1`);
     expect(text).toContain(`flowfleet_jobs{lane="${enqueued.lane}",state="waiting"} 1`);
