@@ -2,7 +2,8 @@
 // thread): what is left of a rollout is the fleet's own overhead — queue, validation, runtime
 // loop, progress, result upload. `config` still sets the weight shapes, so a weight sync to a
 // worker serving it moves real bytes.
-import { createWan21Card, type ModelCard, type Wan21Config } from '@flowfleet/models';
+import { type ModelCard } from '@flowfleet/models';
+import { createWan21Card, type Wan21Config } from '@flowfleet/models/wan21';
 import type { ComponentForward, TensorData, TensorMap } from '@flowfleet/platform';
 
 /** Called on the forward's thread before it returns (a bench timestamps job starts here). */

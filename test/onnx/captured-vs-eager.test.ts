@@ -9,7 +9,7 @@ import {
   createOnnxArtifacts,
   initWeights,
   tokenize,
-} from '@flowfleet/models';
+} from '@flowfleet/models/wan21';
 import type { TensorData } from '@flowfleet/platform';
 import {
   createSession,

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeOnnxModelSummary } from '@flowfleet/formats';
+import { saveWeightsFile } from '@flowfleet/models';
 import {
   WAN21_MINI,
   buildDitOnnx,
   createOnnxArtifacts,
   initWeights,
-  saveWeightsFile,
-} from '@flowfleet/models';
+} from '@flowfleet/models/wan21';
 import type { TensorData } from '@flowfleet/platform';
 import {
   createSession,

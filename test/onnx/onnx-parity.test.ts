@@ -10,7 +10,7 @@ import {
   initWeights,
   textEncoderForward,
   tokenize,
-} from '@flowfleet/models';
+} from '@flowfleet/models/wan21';
 import type { TensorData } from '@flowfleet/platform';
 import {
   createSession,

@@ -8,7 +8,7 @@ import {
   ortSessionOptions,
   OrtSessions,
 } from '@flowfleet/backends';
-import { WAN21_MINI, initWeights, tokenize, wan21MiniCard } from '@flowfleet/models';
+import { WAN21_MINI, initWeights, tokenize, wan21MiniCard } from '@flowfleet/models/wan21';
 import { ComputePool, type TensorData, type TensorMap, type WeightSet } from '@flowfleet/platform';
 import { firstBitDifference, gaussianTensor } from '../onnx/ort-harness.js';
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
-import { wan21MiniCard } from '../cards/wan21-mini-card.js';
-import { initWeights } from '../init-weights.js';
+import { wan21MiniCard } from '../wan21/wan21-mini-card.js';
+import { initWeights } from '../wan21/init-weights.js';
 import { decodeOnnxModelSummary } from '@flowfleet/formats';
 import { exportOnnx, type ExportOnnxOptions } from './export-onnx.js';
 import { parseExportOnnxArgs } from './export-onnx-args.js';
-import type { OnnxArtifacts } from './onnx-artifacts.js';
+import type { OnnxArtifacts } from '../wan21/onnx/onnx-artifacts.js';
 
 function codeOf(options: ExportOnnxOptions): string | undefined {
   try {

@@ -3,10 +3,10 @@ import { dirname } from 'node:path';
 import { FlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
 import { DEFAULT_CARD_REGISTRY } from '../cards/card-registry.js';
-import { TEXT_ENCODER_PREFIX } from '../parameter-shapes.js';
+import { TEXT_ENCODER_PREFIX } from '../wan21/parameter-shapes.js';
 import { loadWeightsFile } from '../weights/weights-file.js';
-import type { OnnxComponent } from './onnx-artifacts.js';
-import type { OnnxBuildOptions, OnnxForm } from './onnx-options.js';
+import type { OnnxComponent } from '../wan21/onnx/onnx-artifacts.js';
+import type { OnnxBuildOptions, OnnxForm } from '../wan21/onnx/onnx-options.js';
 
 /** What to export: a card's component in one form. */
 export interface ExportOnnxOptions {

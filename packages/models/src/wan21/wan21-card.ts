@@ -3,20 +3,20 @@ import {
   createDitReferenceFactory,
   createTextEncoderReferenceFactory,
   type ComponentFactory,
-} from '../../components/reference-components.js';
-import { initWeights } from '../../init-weights.js';
-import { createOnnxArtifacts } from '../../onnx/onnx-artifacts.js';
-import { parameterShapes, textEncoderParameterShapes } from '../../parameter-shapes.js';
-import { invalidRequest, resolveSamplingRequest } from '../../sampling/resolve-sampling-request.js';
+} from './components/reference-components.js';
+import { initWeights } from './init-weights.js';
+import { createOnnxArtifacts } from './onnx/onnx-artifacts.js';
+import { parameterShapes, textEncoderParameterShapes } from './parameter-shapes.js';
+import { invalidRequest, resolveSamplingRequest } from '../sampling/resolve-sampling-request.js';
 import type {
   LatentSize,
   ResolvedSamplingRequest,
   SamplingDefaults,
   SamplingRequest,
-} from '../../sampling/sampling-request.js';
-import type { Wan21Config } from '../../wan21-config.js';
-import type { ModelCard, ModelComponentSpec } from '../model-card.js';
-import { createWan21DenoiseLoop, WAN21_DENOISE_LOOP_ID } from './denoise-loop.js';
+} from '../sampling/sampling-request.js';
+import type { Wan21Config } from './wan21-config.js';
+import type { ModelCard, ModelComponentSpec } from '../cards/model-card.js';
+import { createWan21DenoiseLoop, WAN21_DENOISE_LOOP_ID } from './loop/denoise-loop.js';
 import { WAN21_DIT_CHECKPOINT_KEYS } from './wan21-checkpoint-keys.js';
 
 /** The two components of a wan21 card. */

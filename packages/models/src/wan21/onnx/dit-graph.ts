@@ -3,8 +3,8 @@ import { encodeOnnxModel, type OnnxDim } from '@flowfleet/formats';
 import { parameterShapes } from '../parameter-shapes.js';
 import { ropeTables } from '../rope-tables.js';
 import { headDim, validateWan21Config, type Wan21Config } from '../wan21-config.js';
-import { checkWeightsAgainstConfig } from '../check-weights.js';
-import { bindParams } from './bind-params.js';
+import { checkWeightsAgainstConfig } from '../../weights/check-weights.js';
+import { bindParams } from '../../onnx/bind-params.js';
 import {
   ditBlock,
   ditHead,
@@ -13,7 +13,7 @@ import {
   timeEmbedding,
   unpatchify,
 } from './dit-parts.js';
-import { GraphBuilder, type Value } from './graph-builder.js';
+import { GraphBuilder, type Value } from '../../onnx/graph-builder.js';
 import {
   checkCapturedSize,
   checkForm,
