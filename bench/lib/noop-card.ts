@@ -67,7 +67,7 @@ export function noopCard({
       dit: () => noopForward('dit', config, onForward),
       text_encoder: () => noopForward('text_encoder', config, onForward),
     },
-    artifacts: { dit: {}, text_encoder: {} },
+    onnx: false,
     // Eager: the no-op components cannot capture, so a breakable loop would only count breaks.
     graphCapture: 'eager',
     sampling: { steps: 1, shift: 3, guidanceScale: 4.5, noiseLevel: 0.7, sampler: 'sde' },

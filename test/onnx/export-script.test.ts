@@ -116,7 +116,7 @@ describe('scripts/export-onnx.ts', () => {
     const bytes = new Uint8Array(await readFile(out));
     expect(decodeOnnxModelSummary(bytes).initializers).toHaveLength(0);
     const weights = initWeights(config, 0, 'dit');
-    const extra = createOnnxArtifacts(config, 'dit').onnxEagerInputs({ latent: [1, 4, 4, 16, 16] });
+    const extra = createOnnxArtifacts(config, 'dit').eagerInputs({ latent: [1, 4, 4, 16, 16] });
     const eager = await runFloat(
       await createSession(bytes),
       feedsOf({ ...inputs, ...extra }, weights),

@@ -13,7 +13,6 @@ export type {
   DrivenLoop,
   GraphKey,
   GraphWorkspace,
-  InputDims,
   KernelLookup,
   LoopDone,
   ShapeSig,

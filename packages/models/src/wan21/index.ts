@@ -15,5 +15,4 @@ export { createDitReferenceFactory } from './components/reference-components.js'
 export { buildDitOnnx } from './onnx/dit-graph.js';
 export { buildTextEncoderOnnx } from './onnx/text-encoder-graph.js';
 export { createOnnxArtifacts } from './onnx/onnx-artifacts.js';
-export type { OnnxArtifacts } from './onnx/onnx-artifacts.js';
 export type { OnnxBuildOptions } from './onnx/onnx-options.js';

@@ -14,9 +14,8 @@ import {
   unpatchify,
 } from './dit-parts.js';
 import { GraphBuilder, type Value } from '../../onnx/graph-builder.js';
+import { checkCapturedSize, checkForm } from '../../onnx/onnx-form.js';
 import {
-  checkCapturedSize,
-  checkForm,
   checkPatchMultiple,
   requireDim,
   type CapturedDims,
@@ -59,7 +58,7 @@ function capturedDims(config: Wan21Config, options: OnnxBuildOptions): CapturedD
  */
 export function buildDitOnnx(config: Wan21Config, options: OnnxBuildOptions): Uint8Array {
   validateWan21Config(config);
-  checkForm(options);
+  checkForm(options.form);
   const shapes = parameterShapes(config);
   const captured = options.form === 'captured' ? capturedDims(config, options) : undefined;
   if (captured !== undefined) {

@@ -7,7 +7,8 @@ import { bindParams } from '../../onnx/bind-params.js';
 import { ONNX_GRAPH_VERSION, SYMBOLIC_DIMS } from './dit-graph.js';
 import { GraphBuilder } from '../../onnx/graph-builder.js';
 import { geluTanh, layerNormNoAffine, linear } from '../../onnx/layers.js';
-import { checkCapturedSize, checkForm, requireDim, type OnnxBuildOptions } from './onnx-options.js';
+import { checkCapturedSize, checkForm } from '../../onnx/onnx-form.js';
+import { requireDim, type OnnxBuildOptions } from './onnx-options.js';
 
 /**
  * Builds the toy text encoder as ONNX ModelProto bytes (opset 17):
@@ -22,7 +23,7 @@ import { checkCapturedSize, checkForm, requireDim, type OnnxBuildOptions } from 
  */
 export function buildTextEncoderOnnx(config: Wan21Config, options: OnnxBuildOptions): Uint8Array {
   validateWan21Config(config);
-  checkForm(options);
+  checkForm(options.form);
   const shapes = textEncoderParameterShapes(config);
   let B: OnnxDim = SYMBOLIC_DIMS.batch;
   if (options.form === 'captured') {
