@@ -1,7 +1,8 @@
 // One blob route (issue 22, item 5): a worker's peer server is the coordinator's `GET
 // /v1/blobs/:sha256` — the same implementation, auth check and error envelope — serving ranges
 // only, from what it verified; and it binds to loopback when the fleet is on one host.
-import { encodeWeights, initWeights, WAN21_MINI } from '@flowfleet/models';
+import { encodeWeights } from '@flowfleet/models';
+import { initWeights, WAN21_MINI } from '@flowfleet/models/wan21';
 import { WorkerManifestSchema } from '@flowfleet/protocol';
 import { coordinatorKeys } from '@flowfleet/coordinator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

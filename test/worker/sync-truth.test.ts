@@ -8,7 +8,8 @@
 import { readFile } from 'node:fs/promises';
 import { coordinatorKeys } from '@flowfleet/coordinator';
 import { readSafetensors, type SafetensorsTensor } from '@flowfleet/formats';
-import { encodeWeights, initWeights, WAN21_MINI } from '@flowfleet/models';
+import { encodeWeights } from '@flowfleet/models';
+import { initWeights, WAN21_MINI } from '@flowfleet/models/wan21';
 import type { TensorData } from '@flowfleet/platform';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

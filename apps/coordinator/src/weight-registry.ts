@@ -180,12 +180,12 @@ export class WeightRegistry {
       }));
       return { component, latest, recorded, holders, versions: versionsToJudge(recorded, holders) };
     });
-    const wanted = plans.flatMap((plan) => plan.versions.map((v) => [plan.component, v] as const));
+    const judged = plans.flatMap((plan) => plan.versions.map((v) => [plan.component, v] as const));
     const ackReplies = await this.#hgetalls(
-      wanted.map(([component, version]) => this.#keys.acks(component, version)),
+      judged.map(([component, version]) => this.#keys.acks(component, version)),
     );
     const acksOf = new Map<string, Map<number, Record<string, SyncStatus>>>();
-    wanted.forEach(([component, version], i) => {
+    judged.forEach(([component, version], i) => {
       const statuses = Object.fromEntries(
         parseAcks(version, ackReplies[i] ?? {}).map((ack) => [ack.workerId, ack.status]),
       );

@@ -5,7 +5,6 @@ import {
   loraScale,
   type CardRegistry,
   type CheckpointEntry,
-  type LoraLayer,
 } from '@flowfleet/models';
 import {
   WEIGHT_MANIFEST_FORMAT,
@@ -18,6 +17,9 @@ import {
 } from '@flowfleet/protocol';
 import type { BlobDigest } from './blob-digest.js';
 import type { BlobStore } from './blob-store.js';
+
+/** One layer an adapter binds (models' binding). */
+type LoraLayer = ReturnType<typeof bindLoraAdapter>['layers'][number];
 
 /** A sync request as the route validated it. */
 export interface SyncRequest {

@@ -80,13 +80,13 @@ export function freshPlan(record: WeightVersionRecord, nowMs: number): FanoutPla
 export function nextVersion(
   state: DesiredState,
   held: number,
-  wanted: readonly ResolvedWeightRequirement[],
+  awaited: readonly ResolvedWeightRequirement[],
   isRefused: (version: number) => boolean,
 ): number | undefined {
   const candidates = [...state.versions.keys()]
     .filter((version) => version > held && !isRefused(version))
     .sort((a, b) => a - b);
-  const exact = wanted
+  const exact = awaited
     .flatMap((requirement) => ('exact' in requirement ? [requirement.exact] : []))
     .filter((version) => candidates.includes(version))
     .sort((a, b) => a - b);

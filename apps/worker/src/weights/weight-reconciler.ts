@@ -282,10 +282,12 @@ export class WeightReconciler {
     if (this.#abort.signal.aborted || !target.componentIds().includes(component)) return 'settled';
     const state = await readDesiredState(redis, keys, component);
     const held = target.held()[component] ?? 0;
-    const wanted = [...this.#waiters]
+    const awaited = [...this.#waiters]
       .filter((waiter) => waiter.component === component)
       .map((waiter) => waiter.requirement);
-    const version = nextVersion(state, held, wanted, (v) => this.#refused.has(`${component}@${v}`));
+    const version = nextVersion(state, held, awaited, (v) =>
+      this.#refused.has(`${component}@${v}`),
+    );
     if (version === undefined) {
       this.#settleWaiters(component, state);
       // A job still waits for a version not recorded yet: look again after the backoff.
@@ -300,7 +302,7 @@ export class WeightReconciler {
       return 'backoff';
     }
     // Staged the newest version this read knew of: done (a sync since is a trigger of its own).
-    // Otherwise — an older version a job wanted exactly, or a refusal — decide again.
+    // Otherwise — an older version a job awaits exactly, or a refusal — decide again.
     const newest = Math.max(...state.versions.keys());
     if (result !== 'ok' || version !== newest) return 'again';
     // A job still waits for a version not recorded yet: look again after the backoff.
