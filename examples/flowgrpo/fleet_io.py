@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from flowfleet import Client, RolloutFile, read_rollout_file
+from flowfleet import Client, FlowfleetError, RolloutFile, read_rollout_file
 
 
 @dataclass(frozen=True)
@@ -62,5 +62,16 @@ def collect(fleet: Client, batch: Batch, timeout_s: float, save_dir: Path | None
 
 def push(fleet: Client, state: Mapping[str, torch.Tensor], component: str, timeout_s: float) -> int:
     """Uploads ``state`` (F32, the trainer's exact weights), syncs it as the next version and waits
-    for every live worker's ack; answers the version."""
-    return fleet.push_weights(dict(state), component=component, dtype="F32", timeout_s=timeout_s).version
+    for every live worker's ack (a live worker's refusal raises ``CLIENT_SYNC_FAILED`` at once);
+    answers the version. The on-policy fence: the version is then the fleet's ``current`` — the
+    newest a live worker serves, what the coordinator judges ``exact`` and ``maxStaleness``
+    against — and a batch is enqueued on it only then."""
+    version = fleet.push_weights(dict(state), component=component, dtype="F32", timeout_s=timeout_s).version
+    current = fleet.weights(component, limit=1)["current"]
+    if current != version:
+        raise FlowfleetError(
+            "CLIENT_SYNC_FAILED",
+            f"{component} v{version} was acked, yet the fleet serves v{current}",
+            {"component": component, "version": version, "current": current},
+        )
+    return version

@@ -120,12 +120,12 @@ RESULT_UPLOAD = obj(
     status=literal("created", "unchanged"),
     summary=literal("created", "kept"),
 )
-SYNC_ACCEPTED = obj(
-    component=STR, version=COUNT, sha256=STR, sizeBytes=COUNT, previous=nullable(COUNT), streamId=STR
-)
+SYNC_ACCEPTED = obj(component=STR, version=COUNT, sha256=STR, sizeBytes=COUNT, previous=nullable(COUNT))
+_VERSION_STATUS = literal("pending", "loaded", "retired", "failed", "superseded")
 WEIGHT_REPORT = obj(
     component=STR,
     current=nullable(COUNT),
+    latest=nullable(obj(version=COUNT, status=_VERSION_STATUS)),
     versions=map_of(
         obj(
             {
@@ -139,8 +139,10 @@ WEIGHT_REPORT = obj(
             },
             sha256=STR,
             sizeBytes=COUNT,
-            status=literal("pending", "loaded", "failed", "superseded"),
+            status=_VERSION_STATUS,
+            holders=list_of(STR),
             acks=map_of(literal("ok", "refused", "failed")),
+            codes=map_of(STR),
             reasons=map_of(STR),
         )
     ),

@@ -419,8 +419,10 @@ class Client:
         )
 
     def weights(self, component: str, *, limit: int | None = None, call: Call | None = None) -> WeightReport:
-        """A component's current version and its newest ``limit`` versions (default 20, at most
-        100) with each worker's ack. :raises FlowfleetError: ``API_INVALID_PARAMS``, transport codes
+        """A component's ``current`` version (the newest a live worker holds), its ``latest``
+        synced version with its status, and its newest ``limit`` versions (default 20, at most
+        100) with who holds each and each worker's ack and code.
+        :raises FlowfleetError: ``API_INVALID_PARAMS``, transport codes
         """
         query = "" if limit is None else f"?limit={int(check_positive(limit, 'limit', integer=True))}"
         return cast(
@@ -470,8 +472,11 @@ class Client:
         """Uploads weights — a safetensors path or bytes; a checkpoint directory (one file, a PEFT
         adapter directory, or shards and their ``*.safetensors.index.json``, uploaded one shard
         at a time); or a ``state_dict`` of torch tensors or numpy arrays, F32/F16/BF16, cast to
-        ``dtype`` when given — syncs them as ``version`` (default: the current version + 1) and
-        waits until every live worker (or ``min_workers``) acked it ``ok``. With
+        ``dtype`` when given — syncs them as ``version`` (default: the latest synced version + 1,
+        loaded or not) and waits until every live worker (or ``min_workers``) acked it ``ok`` (the
+        on-policy fence: then the version is ``current``, and ``{"exact": version}`` or
+        ``{"maxStaleness": 0}`` runs on it). A version a live worker refuses raises
+        ``CLIENT_SYNC_FAILED`` at once. With
         ``lora={"base": n, "config"?: {…}, "expectLayers"?: m}`` the file is a LoRA adapter merged
         into version ``n``; ``config`` defaults to the ``adapter_config.json`` beside it.
 
@@ -495,7 +500,9 @@ class Client:
             blobs = (self.upload_blob(weights_bytes(weights, dtype)),)
             sharded = False
         if version is None:
-            version = (self.weights(component, limit=1)["current"] or 0) + 1
+            # Past every synced version, refused ones too: the latest, not the current.
+            latest = self.weights(component, limit=1)["latest"]
+            version = (0 if latest is None else latest["version"]) + 1
         names = [blob["sha256"] for blob in blobs]
         accepted = self.sync_weights(component, version, names if sharded else names[0], lora=lora_body)
         progress = self.wait_for_sync(

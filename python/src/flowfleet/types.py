@@ -15,7 +15,9 @@ if sys.version_info >= (3, 11):
 
 JobState = Literal["queued", "active", "completed", "failed"]
 SyncStatus = Literal["ok", "refused", "failed"]
-VersionStatus = Literal["pending", "loaded", "failed", "superseded"]
+#: Where a synced version stands across the live fleet: ``loaded`` (a live worker holds it),
+#: ``retired`` (loaded once, held by no live worker now), ``failed``, ``superseded``, ``pending``.
+VersionStatus = Literal["pending", "loaded", "retired", "failed", "superseded"]
 
 
 class ErrorEnvelope(TypedDict):
@@ -70,7 +72,6 @@ class SyncAccepted(TypedDict):
     sha256: str
     sizeBytes: int
     previous: int | None
-    streamId: str
 
 
 class _WeightVersionFacts(TypedDict, total=False):
@@ -93,13 +94,26 @@ class WeightVersionReport(_WeightVersionFacts):
     sizeBytes: int
     syncedAt: str
     status: VersionStatus
+    #: The live workers that hold the version now.
+    holders: list[str]
     acks: dict[str, SyncStatus]
+    #: Per worker that refused or failed it: the error code of its ack.
+    codes: dict[str, str]
     reasons: dict[str, str]
+
+
+class LatestVersion(TypedDict):
+    version: int
+    status: VersionStatus
 
 
 class WeightReport(TypedDict):
     component: str
+    #: The newest version a live worker holds (what ``maxStaleness`` counts from); ``None`` when
+    #: no live worker holds a synced version.
     current: int | None
+    #: The newest synced version and its status (``None``: never synced).
+    latest: LatestVersion | None
     versions: dict[str, WeightVersionReport]
 
 

@@ -245,6 +245,10 @@ def _progress_of(component: str, version: int, entry: WeightVersionReport, fleet
     )
 
 
+def _reasons(progress: SyncProgress, workers: list[str]) -> str:
+    return "; ".join(f"{w}: {progress.reasons.get(w, 'refused')}" for w in workers)
+
+
 def wait_for_sync(
     source: SyncSource,
     component: str,
@@ -258,12 +262,14 @@ def wait_for_sync(
 ) -> SyncProgress:
     """Polls the weight report and the fleet until the version is loaded: by at least
     ``min_workers`` live workers, or (``min_workers=None``) by every live worker, at least one.
-    Only live workers whose ack is ``ok`` count.
+    Only live workers whose ack is ``ok`` count. This is the on-policy fence: once it returns,
+    the coordinator counts the version as served (``current``), and a rollout that requires it
+    is accepted and runs on it.
 
-    :raises FlowfleetError: ``CLIENT_SYNC_FAILED`` (the version failed everywhere, or was
-        superseded before anyone loaded it), ``CLIENT_UNKNOWN_VERSION``, ``CLIENT_TIMEOUT``
-        (``details["last"]``: the last progress), ``CLIENT_ABORTED``, ``CLIENT_INVALID_OPTIONS``,
-        or any error of the two reads
+    :raises FlowfleetError: ``CLIENT_SYNC_FAILED`` (the version failed everywhere, was superseded
+        before anyone loaded it, or — waiting for every live worker — a live worker refused it),
+        ``CLIENT_UNKNOWN_VERSION``, ``CLIENT_TIMEOUT`` (``details["last"]``: the last progress),
+        ``CLIENT_ABORTED``, ``CLIENT_INVALID_OPTIONS``, or any error of the two reads
     """
     check_positive(version, "version", integer=True)
     if min_workers is not None:
@@ -283,13 +289,14 @@ def wait_for_sync(
             if limit < _MAX_REPORT_VERSIONS:
                 limit = _MAX_REPORT_VERSIONS
                 continue
+            latest_entry = report["latest"]
             raise FlowfleetError(
                 "CLIENT_UNKNOWN_VERSION",
-                f"{name} was never synced (current: {report['current'] or 'none'})",
-                {"component": component, "version": version, "current": report["current"]},
+                f"{name} was never synced (latest: {latest_entry['version'] if latest_entry else 'none'})",
+                {"component": component, "version": version, "current": report["current"], "latest": latest_entry},
             )
-        current = report["current"] or version
-        limit = min(_MAX_REPORT_VERSIONS, max(1, current - version + 1))
+        latest = report["latest"]["version"] if report["latest"] is not None else version
+        limit = min(_MAX_REPORT_VERSIONS, max(1, latest - version + 1))
         progress = _progress_of(component, version, entry, fleet)
         key = json.dumps([progress.status, progress.live_workers, progress.acks], sort_keys=True)
         if key != last_key:
@@ -304,18 +311,23 @@ def wait_for_sync(
         )
         if met:
             return progress
-        if progress.status in ("failed", "superseded"):
-            why = (
-                "no worker could load it ("
-                + "; ".join(f"{w}: {r}" for w, r in progress.reasons.items())
-                + ")"
-                if progress.status == "failed"
-                else f"it was superseded by v{report['current']} before any worker loaded it"
-            )
+        # A refusal is final for that worker: "every live worker" can no longer be met.
+        refused = (
+            []
+            if min_workers is not None
+            else [w for w in progress.live_workers if progress.acks.get(w) == "refused"]
+        )
+        if progress.status in ("failed", "superseded") or refused:
+            if progress.status == "failed":
+                why = "failed: no worker could load it (" + _reasons(progress, list(progress.reasons)) + ")"
+            elif progress.status == "superseded":
+                why = f"was superseded by v{latest} before any worker loaded it"
+            else:
+                why = f"live workers refused it, so not every live worker can load it ({_reasons(progress, refused)})"
             raise FlowfleetError(
                 "CLIENT_SYNC_FAILED",
-                f"{name} failed: {why}" if progress.status == "failed" else f"{name}: {why}",
-                {**progress.as_dict(), "current": report["current"]},
+                f"{name} {why}",
+                {**progress.as_dict(), "current": report["current"], "latest": report["latest"]},
             )
         remaining = deadline - time.monotonic()
         if remaining <= 0:
