@@ -70,7 +70,8 @@ def initial_dit_weights(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     out = tmp_path_factory.mktemp("weights") / "dit.safetensors"
     script = (
         "import { writeFileSync } from 'node:fs';"
-        "import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';"
+        "import { encodeWeights } from '@flowfleet/models';"
+        "import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';"
         "writeFileSync(process.argv[1], encodeWeights(initWeights(wan21MiniCard.config, 0, 'dit')));"
     )
     command = tsx_command("--input-type=module", "-e", script, str(out))

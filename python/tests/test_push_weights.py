@@ -4,6 +4,8 @@ weights give the same trajectory bit for bit, changed weights another)."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -70,3 +72,39 @@ def test_weights_no_worker_can_load_are_client_sync_failed(
     assert failed.value.code == "CLIENT_SYNC_FAILED"
     assert failed.value.details["status"] == "failed" and failed.value.details["okWorkers"] == []
     assert set(failed.value.details["reasons"]) == set(failed.value.details["liveWorkers"])
+
+
+def test_a_version_every_worker_refuses_never_becomes_current(
+    trainer: Client, initial_dit_weights: bytes
+) -> None:
+    initial = load(initial_dit_weights)
+    good = trainer.push_weights(initial, dtype="F32")
+    name = next(iter(initial))
+    nan = initial[name].clone()
+    nan.view(-1)[0] = float("nan")
+    started = time.monotonic()
+    with pytest.raises(FlowfleetError) as refused:
+        trainer.push_weights({**initial, name: nan}, dtype="F32", timeout_s=60)
+    assert refused.value.code == "CLIENT_SYNC_FAILED"
+    assert time.monotonic() - started < 30  # the refusals end the wait, not its timeout
+    bad = good.version + 1
+    # The first refusal ended the wait; once every live worker answered, the version is failed.
+    deadline = time.monotonic() + 30
+    report = trainer.weights("dit")
+    while report["latest"] != {"version": bad, "status": "failed"} and time.monotonic() < deadline:
+        time.sleep(0.1)
+        report = trainer.weights("dit")
+    assert report["latest"] == {"version": bad, "status": "failed"}
+    assert report["current"] == good.version
+    assert set(report["versions"][str(bad)]["codes"].values()) == {"WORKER_WEIGHTS_NOT_FINITE"}
+    # The edge refuses what no live worker can serve, instead of a job that fails later.
+    request = {**SMALL, "prompt": "a heron over a lake", "seeds": SEEDS}
+    with pytest.raises(FlowfleetError) as unavailable:
+        trainer.enqueue_rollouts({**request, "weights": {"dit": {"exact": bad}}})
+    assert unavailable.value.code == "API_WEIGHT_VERSION_UNAVAILABLE"
+    # On-policy means what the fleet serves: the good version.
+    job = trainer.enqueue_rollouts({**request, "weights": {"dit": {"maxStaleness": 0}}})
+    trainer.wait_for(job["id"], timeout_s=120)
+    assert trainer.get_result(job["id"]).metadata["weightsVersions"]["dit"] == good.version
+    # The next push takes the number after the refused one.
+    assert trainer.push_weights(initial, dtype="F32").version == bad + 1

@@ -30,7 +30,6 @@ SYNCED = {
     "sha256": "a" * 64,
     "sizeBytes": 1,
     "previous": 1,
-    "streamId": "1-0",
 }
 REDIS_DOWN = {"code": "API_REDIS_UNAVAILABLE", "message": "redis is not ready", "details": {}}
 

@@ -289,11 +289,11 @@ def wait_for_sync(
             if limit < _MAX_REPORT_VERSIONS:
                 limit = _MAX_REPORT_VERSIONS
                 continue
-            latest_entry = report["latest"]
+            newest = report["latest"]
             raise FlowfleetError(
                 "CLIENT_UNKNOWN_VERSION",
-                f"{name} was never synced (latest: {latest_entry['version'] if latest_entry else 'none'})",
-                {"component": component, "version": version, "current": report["current"], "latest": latest_entry},
+                f"{name} was never synced (latest: {newest['version'] if newest else 'none'})",
+                {"component": component, "version": version, "current": report["current"], "latest": newest},
             )
         latest = report["latest"]["version"] if report["latest"] is not None else version
         limit = min(_MAX_REPORT_VERSIONS, max(1, latest - version + 1))
@@ -323,7 +323,8 @@ def wait_for_sync(
             elif progress.status == "superseded":
                 why = f"was superseded by v{latest} before any worker loaded it"
             else:
-                why = f"live workers refused it, so not every live worker can load it ({_reasons(progress, refused)})"
+                listed = _reasons(progress, refused)
+                why = f"live workers refused it, so not every live worker can load it ({listed})"
             raise FlowfleetError(
                 "CLIENT_SYNC_FAILED",
                 f"{name} {why}",
