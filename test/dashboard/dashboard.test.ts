@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RolloutListSchema } from '@flowfleet/coordinator';
+import { writeSafetensors } from '@flowfleet/formats';
 import { fleetKeys, type SyncAck } from '@flowfleet/protocol';
 import { Worker as BullWorker } from 'bullmq';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -196,7 +197,8 @@ describe('dashboard in headless Chromium', () => {
 
   it('shows a weight sync and each worker’s ack as the fleet reports them', async () => {
     await waitForText('[data-weight-current="dit"]', 'never synced');
-    const blob = (await (await api('PUT', '/v1/blobs', 'trainer', Buffer.from('w1'))).json()) as {
+    const file = writeSafetensors({ w: { dtype: 'F32', shape: [1], data: Float32Array.of(1) } });
+    const blob = (await (await api('PUT', '/v1/blobs', 'trainer', Buffer.from(file))).json()) as {
       sha256: string;
     };
     const synced = await api('POST', '/v1/weights/dit/sync', 'trainer', {
@@ -204,7 +206,8 @@ describe('dashboard in headless Chromium', () => {
       sha256: blob.sha256,
     });
     expect(synced.status).toBe(202);
-    await waitForText('[data-weight-current="dit"]', 'current v1');
+    // Synced, held by no worker yet: current is what live workers hold, latest what was synced.
+    await waitForText('[data-weight-current="dit"]', 'current – · latest v1 pending');
     await waitForText('[data-ack="dit|1|w-cpu-a"]', 'pending');
 
     // What a worker does once it staged the blob: ack, then advertise the version.
@@ -215,6 +218,7 @@ describe('dashboard in headless Chromium', () => {
     await waitForText('[data-ack="dit|1|w-cpu-a"]', 'ok');
     await waitForText('[data-ack="dit|1|w-cpu-b"]', 'refused');
     await waitForText('[data-version="dit|1"]', 'loaded');
+    await waitForText('[data-weight-current="dit"]', 'current v1');
     await waitForText('[data-weights="w-cpu-a"]', 'dit v1');
     expect(await page.locator('[data-ack="dit|1|w-cpu-b"]').getAttribute('title')).toBe(
       'sha256 mismatch',

@@ -67,7 +67,7 @@ export function syncCommand(program: Command): Command {
   );
 }
 
-/** Uploads `bytes` and syncs them as `version` (default current + 1) of `component`. */
+/** Uploads `bytes` and syncs them as `version` (default latest synced + 1) of `component`. */
 export async function pushWeights(
   client: FlowfleetClient,
   component: string,
@@ -76,7 +76,8 @@ export async function pushWeights(
   signal: AbortSignal,
 ) {
   const next =
-    version ?? ((await client.weights(component, { limit: 1 }, { signal })).current ?? 0) + 1;
+    version ??
+    ((await client.weights(component, { limit: 1 }, { signal })).latest?.version ?? 0) + 1;
   const blob = await client.uploadBlob(bytes, { signal });
   const sync = await client.syncWeights(component, next, blob.sha256, { signal });
   return { blob, sync };

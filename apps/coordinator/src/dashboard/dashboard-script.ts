@@ -200,7 +200,12 @@ export const DASHBOARD_SCRIPT = String.raw`
     var live = fleet.workers.filter(function (w) { return w.alive; }).map(function (w) { return w.workerId; });
     fill('weights', h('div', {}, reports.map(function (report) {
       var versions = Object.keys(report.versions).map(Number).sort(function (a, b) { return b - a; });
-      var title = h('h3', { 'data-weight-current': report.component, text: report.component + ' — ' + (report.current === null ? 'never synced' : 'current v' + report.current) });
+      // current: the newest version a live worker holds; latest: the newest synced, with its status.
+      var latest = report.latest;
+      var summary = latest === null ? 'never synced'
+        : 'current ' + (report.current === null ? '–' : 'v' + report.current)
+          + (latest.version === report.current ? '' : ' · latest v' + latest.version + ' ' + latest.status);
+      var title = h('h3', { 'data-weight-current': report.component, text: report.component + ' — ' + summary });
       if (versions.length === 0) return h('div', {}, [title]);
       var workers = live.slice();
       versions.forEach(function (v) {
@@ -219,7 +224,8 @@ export const DASHBOARD_SCRIPT = String.raw`
           ].concat(workers.map(function (id) {
             var ack = version.acks[id];
             var state = ack || (live.indexOf(id) >= 0 && version.status !== 'superseded' ? 'pending' : '–');
-            return h('td', { 'data-ack': report.component + '|' + v + '|' + id, title: version.reasons[id] }, [state === '–' ? '–' : badge(state)]);
+            var why = version.reasons[id] === undefined ? undefined : (version.codes[id] ? version.codes[id] + ': ' : '') + version.reasons[id];
+            return h('td', { 'data-ack': report.component + '|' + v + '|' + id, title: why }, [state === '–' ? '–' : badge(state)]);
           })));
         })), ]);
     })));
