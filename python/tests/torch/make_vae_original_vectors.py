@@ -1,7 +1,8 @@
-"""Writes test/fixtures/wan21-vae-original/mini.safetensors: a latent and the frames the original
-Wan2.1 code decodes from it, at the reduced config WAN21_VAE_MINI with ``random_vae_weights(MINI,
-7)``. Needs a checkout of Wan-Video/Wan2.1 (its ``wan/modules/vae.py``) and einops; the Wan code
-is imported from that checkout, never copied here.
+"""Writes test/fixtures/wan21-vae-original/tiny.safetensors: decoder weights (Wan's names, F32), a
+latent and the frames the original Wan2.1 code decodes from it, at ``TINY`` (the published
+structure, 2 residual blocks per stage, at base width 4 with uneven multipliers; the config is in
+the file's metadata as the TS ``WanVaeConfig``). Needs a checkout of Wan-Video/Wan2.1 (its
+``wan/modules/vae.py``) and einops; the Wan code is imported from that checkout, never copied here.
 
     .venv/bin/python python/tests/torch/make_vae_original_vectors.py --wan-repo /path/to/Wan2.1
 
@@ -14,18 +15,26 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
 import torch
 from safetensors.torch import save_file
 
-from flowfleet.torch import WAN21_VAE_MINI, random_vae_weights
+from flowfleet.torch import WAN21_VAE, random_vae_weights
 
 REPO = Path(__file__).resolve().parents[3]
-OUT = REPO / "test/fixtures/wan21-vae-original/mini.safetensors"
-WEIGHT_SEED = 7
-LATENT = (1, WAN21_VAE_MINI.z_dim, 3, 2, 3)
+OUT = REPO / "test/fixtures/wan21-vae-original/tiny.safetensors"
+TINY = WAN21_VAE.with_overrides(
+    name="wan2.1-vae-tiny",
+    z_dim=4,
+    base_dim=4,
+    dim_mult=(1, 2, 3, 4),
+    latents_mean=(-0.5, 0.25, 0.9, -0.1),
+    latents_std=(2.5, 1.25, 0.8, 1.9),
+)
+LATENT = (1, TINY.z_dim, 3, 2, 3)
 
 
 def main() -> int:
@@ -38,7 +47,7 @@ def main() -> int:
     sys.modules["wan_vae"] = wan
     spec.loader.exec_module(wan)
 
-    cfg = WAN21_VAE_MINI
+    cfg = TINY
     model = wan.WanVAE_(
         dim=cfg.base_dim,
         z_dim=cfg.z_dim,
@@ -48,7 +57,8 @@ def main() -> int:
         temperal_downsample=list(reversed(cfg.temporal_upsample)),
         dropout=0.0,
     ).double()
-    missing, unexpected = model.load_state_dict(random_vae_weights(cfg, WEIGHT_SEED), strict=False)
+    weights = random_vae_weights(cfg, 7)
+    missing, unexpected = model.load_state_dict(weights, strict=False)
     assert not unexpected and all(k.startswith(("encoder.", "conv1.")) for k in missing)
     # Stored as float32, so decode the float32 values.
     latent = torch.randn(LATENT, generator=torch.Generator().manual_seed(11)).double()
@@ -58,13 +68,9 @@ def main() -> int:
         frames = model.eval().decode(latent, [mean, 1.0 / std])
     OUT.parent.mkdir(parents=True, exist_ok=True)
     save_file(
-        {"latent": latent.float().contiguous(), "frames": frames.float().contiguous()},
+        {**weights, "latent": latent.float().contiguous(), "frames": frames.float().contiguous()},
         str(OUT),
-        metadata={
-            "config": cfg.name,
-            "weight_seed": str(WEIGHT_SEED),
-            "source": "Wan-Video/Wan2.1 wan/modules/vae.py",
-        },
+        metadata={"config": json.dumps(cfg.to_ts()), "source": "Wan-Video/Wan2.1 wan/modules/vae.py"},
     )
     print(f"{OUT}: latent {list(latent.shape)} → frames {list(frames.shape)}")
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from flowfleet import FlowfleetError
@@ -16,6 +17,7 @@ from flowfleet.torch import (
     WAN21_VAE,
     WAN21_VAE_MINI,
     Wan21VaeDecoder,
+    WanVaeConfig,
     bind_vae_checkpoint,
     decoder_parameters,
     load_vae_decoder,
@@ -26,7 +28,7 @@ from flowfleet.torch.vae_config import parameter_count
 from flowfleet.torch.vae_random_checkpoint import main as write_random_checkpoint
 
 MINI = WAN21_VAE_MINI
-ORIGINAL = Path(__file__).resolve().parents[3] / "test/fixtures/wan21-vae-original/mini.safetensors"
+ORIGINAL = Path(__file__).resolve().parents[3] / "test/fixtures/wan21-vae-original/tiny.safetensors"
 
 
 @pytest.fixture(scope="module")
@@ -196,10 +198,13 @@ def test_the_three_decodes_agree(decoder: Wan21VaeDecoder) -> None:
 def test_the_decoder_matches_the_original_code() -> None:
     """Frames the original Wan2.1 code decoded (see the fixture's README), from the same weights."""
     vectors = load_file(str(ORIGINAL))
-    module = load_vae_decoder(random_vae_weights(MINI, 7), MINI, torch.float64)
+    with safe_open(str(ORIGINAL), "pt") as f:
+        config = WanVaeConfig.from_ts(json.loads(f.metadata()["config"]))
+    assert config.num_res_blocks == 2 and len(decoder_parameters(config)) == 110
+    latent, expected = vectors.pop("latent").double(), vectors.pop("frames").double()
+    module = load_vae_decoder(vectors, config, torch.float64)
     with torch.no_grad():
-        frames = module.decode(vectors["latent"].double(), clamp=False)
-    expected = vectors["frames"].double()
+        frames = module.decode(latent, clamp=False)
     assert expected.abs().max() > 1  # the unclamped output
     torch.testing.assert_close(frames, expected, rtol=0, atol=1e-6)
 
