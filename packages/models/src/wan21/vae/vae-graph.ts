@@ -1,7 +1,7 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import { encodeOnnxModel, type OnnxDim } from '@flowfleet/formats';
 import type { TensorData } from '@flowfleet/platform';
-import { checkWeightsAgainstConfig } from '../../check-weights.js';
+import { checkWeightsAgainstConfig } from '../../weights/check-weights.js';
 import { bindParams } from '../../onnx/bind-params.js';
 import { GraphBuilder, type Value } from '../../onnx/graph-builder.js';
 import {

@@ -37,7 +37,7 @@ export function initVaeDecoderWeights(config: WanVaeConfig, seed: number): Map<s
 /**
  * The decoder's checkpoint keys: its own names are Wan's (`Wan2.1_VAE.pth`); the `diffusers`
  * vocabulary is `AutoencoderKLWan`'s (`vae/diffusion_pytorch_model.safetensors`), one name per
- * tensor from the same walk of the structure.
+ * tensor from the same walk of the structure; the encoder's tensors are skipped.
  */
 export function vaeCheckpointKeys(config: WanVaeConfig): CheckpointKeys {
   const diffusers = new Map(vaeDecoderParameters(config).map((p) => [p.name, p.diffusers]));
@@ -46,5 +46,8 @@ export function vaeCheckpointKeys(config: WanVaeConfig): CheckpointKeys {
     vocabularies: [
       { name: 'diffusers', keyOf: (cardName: string) => diffusers.get(cardName) ?? cardName },
     ],
+    // Both published files hold the whole autoencoder: the encoder and its 1×1×1 conv
+    // (Wan's `conv1`, diffusers' `quant_conv`) are not the decoder's.
+    ignoredPrefixes: ['encoder.', 'conv1.', 'quant_conv.'],
   };
 }
