@@ -165,13 +165,11 @@ def test_t_latent_frames_decode_to_one_plus_k_times_t_minus_one(
     module = load_vae_decoder(random_vae_weights(config, 2), config)
     assert config.temporal_factor == per_frame
     with torch.no_grad():
-        for t in (1, 2, 3):
-            latent = torch.randn(2, config.z_dim, t, 2, 3)
+        for t in (1, 3):
+            latent = torch.randn(2, config.z_dim, t, 1, 2)
             frames = module.decode(latent)
             assert (
-                frames.shape
-                == (2, 3, 1 + per_frame * (t - 1), 16, 24)
-                == (2, 3, config.frames_for(t), 16, 24)
+                frames.shape == (2, 3, 1 + per_frame * (t - 1), 8, 16) == (2, 3, config.frames_for(t), 8, 16)
             )
             assert frames.abs().max() <= 1.0
 
@@ -179,7 +177,7 @@ def test_t_latent_frames_decode_to_one_plus_k_times_t_minus_one(
 def test_the_three_decodes_agree(decoder: Wan21VaeDecoder) -> None:
     """Original cache rule, fixed caches stepped frame by frame, and the whole clip (unclamped)."""
     latent = torch.randn(
-        1, MINI.z_dim, 3, 2, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(4)
+        1, MINI.z_dim, 3, 2, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(4)
     )
     with torch.no_grad():
         original = decoder.decode(latent, clamp=False)
