@@ -4,7 +4,6 @@ import type { ModelComponentSpec } from '@flowfleet/models';
 import {
   ComponentIdSchema,
   fanoutSourcesOf,
-  isWeightRequirementMet,
   type FanoutPeer,
   type FleetKeys,
   type ResolvedWeightRequirement,
@@ -30,6 +29,7 @@ import {
   type TensorOrigin,
   type WeightBlobSource,
 } from './version-loader.js';
+import { WeightWaiters, type Refusal } from './weight-waiters.js';
 import { KeyedWorkQueue, type PassResult } from './work-queue.js';
 
 /** Peer fan-out (ADR 009): where verified ranges are kept for peers, and how to reach a peer. */
@@ -85,34 +85,6 @@ const REFUSALS: ReadonlySet<string> = new Set([
   'FMT_SAFETENSORS_INVALID',
 ]);
 
-/** A job waiting for its weights. */
-interface Waiter {
-  readonly component: string;
-  readonly requirement: ResolvedWeightRequirement;
-  /** Why it is not met yet (the error's reason when its wait runs out). */
-  reason: string;
-  settle(error?: unknown): void;
-}
-
-/** A refusal remembered per version: never tried again. */
-interface Refusal {
-  readonly code: string;
-  readonly message: string;
-}
-
-function unavailable(
-  component: string,
-  requirement: ResolvedWeightRequirement,
-  held: number | undefined,
-  reason: string,
-): FlowfleetError {
-  return new FlowfleetError(
-    'WORKER_WEIGHTS_UNAVAILABLE',
-    `${component}: cannot reach ${JSON.stringify(requirement)} (holds ${held ?? 'none'}): ${reason}`,
-    { details: { component, requirement, held: held ?? null, reason } },
-  );
-}
-
 /**
  * Keeps the worker's weights at the desired state (ADR 011), the controller pattern: every
  * trigger — a sync message, a reconnect, the rescan timer, a job that requires a version — only
@@ -134,7 +106,7 @@ export class WeightReconciler {
     { version: number; origins: ReadonlyMap<string, TensorOrigin> }
   >();
   readonly #refused = new Map<string, Refusal>();
-  readonly #waiters = new Set<Waiter>();
+  readonly #waiters: WeightWaiters;
   readonly #abort = new AbortController();
   /** Per component: the blobs whose verified ranges the peer server keeps (the staged version's). */
   readonly #servedShards = new Map<string, ReadonlySet<string>>();
@@ -148,6 +120,10 @@ export class WeightReconciler {
       spec: (component) => options.target.spec(component),
       merger: options.merger,
       signal: this.#abort.signal,
+    });
+    this.#waiters = new WeightWaiters({
+      held: (component) => options.target.held()[component],
+      refusal: (component, version) => this.#refused.get(`${component}@${version}`),
     });
     this.#queue = new KeyedWorkQueue({
       process: (component) => this.#reconcile(component),
@@ -187,93 +163,26 @@ export class WeightReconciler {
    * than it requires): queues the component and waits at most `waitMs` for a pass to get there.
    * @throws FlowfleetError WORKER_WEIGHTS_UNAVAILABLE when the version cannot be reached
    */
-  async ensure(
+  ensure(
     component: string,
     requirement: ResolvedWeightRequirement,
     waitMs: number,
     signal?: AbortSignal,
   ): Promise<void> {
-    const held = this.#options.target.held()[component];
-    if (isWeightRequirementMet(held, requirement)) return;
-    const early = this.#unreachable(component, requirement, undefined);
-    if (early !== undefined) throw unavailable(component, requirement, held, early);
-    signal?.throwIfAborted();
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const now = this.#options.target.held()[component];
-        waiter.settle(unavailable(component, requirement, now, waiter.reason));
-      }, waitMs);
-      const onAbort = (): void => waiter.settle(signal?.reason);
-      const waiter: Waiter = {
-        component,
-        requirement,
-        reason: 'no synced version meets it yet',
-        settle: (error) => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          this.#waiters.delete(waiter);
-          if (error === undefined) resolve();
-          else reject(error instanceof Error ? error : new Error(String(error)));
-        },
-      };
-      this.#waiters.add(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.#queue.add(component);
-    });
+    return this.#waiters.wait(
+      component,
+      requirement,
+      waitMs,
+      () => this.#queue.add(component),
+      signal,
+    );
   }
 
   /** Stops downloads in flight, fails waiting jobs' waits and lets passes settle. Idempotent. */
   async close(): Promise<void> {
     this.#abort.abort(new Error('the worker is closing'));
-    for (const waiter of [...this.#waiters]) {
-      waiter.settle(
-        unavailable(waiter.component, waiter.requirement, undefined, 'the worker is closing'),
-      );
-    }
+    this.#waiters.endAll('the worker is closing');
     await this.#queue.close();
-  }
-
-  /** Why `requirement` can never be met here now, or undefined while it may be. */
-  #unreachable(
-    component: string,
-    requirement: ResolvedWeightRequirement,
-    state: DesiredState | undefined,
-  ): string | undefined {
-    const held = this.#options.target.held()[component];
-    if (held === undefined) return 'this worker has no such component';
-    if ('exact' in requirement) {
-      if (held > requirement.exact) {
-        return 'versions only increase, and this worker already holds a newer one';
-      }
-      return this.#refused.get(`${component}@${requirement.exact}`)?.message;
-    }
-    if (state === undefined) return undefined;
-    const above = [...state.versions.keys()].filter((version) => version >= requirement.min);
-    const refusals = above.map((version) => this.#refused.get(`${component}@${version}`));
-    if (above.length > 0 && refusals.every((refusal) => refusal !== undefined)) {
-      return refusals.map((refusal) => refusal.message).join('; ');
-    }
-    return undefined;
-  }
-
-  /** Settles the waits on `component` that are now met or can never be. */
-  #settleWaiters(component: string, state: DesiredState | undefined): void {
-    const held = this.#options.target.held()[component];
-    for (const waiter of [...this.#waiters]) {
-      if (waiter.component !== component) continue;
-      if (isWeightRequirementMet(held, waiter.requirement)) {
-        waiter.settle();
-        continue;
-      }
-      const never = this.#unreachable(component, waiter.requirement, state);
-      if (never !== undefined) {
-        waiter.settle(unavailable(component, waiter.requirement, held, never));
-      }
-    }
-  }
-
-  #hasWaiters(component: string): boolean {
-    return [...this.#waiters].some((waiter) => waiter.component === component);
   }
 
   /** One pass: read the desired state, load the next version if there is one, ack. */
@@ -282,23 +191,19 @@ export class WeightReconciler {
     if (this.#abort.signal.aborted || !target.componentIds().includes(component)) return 'settled';
     const state = await readDesiredState(redis, keys, component);
     const held = target.held()[component] ?? 0;
-    const awaited = [...this.#waiters]
-      .filter((waiter) => waiter.component === component)
-      .map((waiter) => waiter.requirement);
+    const awaited = this.#waiters.requirements(component);
     const version = nextVersion(state, held, awaited, (v) =>
       this.#refused.has(`${component}@${v}`),
     );
     if (version === undefined) {
-      this.#settleWaiters(component, state);
+      this.#waiters.settle(component, state);
       // A job still waits for a version not recorded yet: look again after the backoff.
-      return this.#hasWaiters(component) ? 'backoff' : 'settled';
+      return this.#waiters.has(component) ? 'backoff' : 'settled';
     }
     const result = await this.#loadAndStage(component, version, state);
-    this.#settleWaiters(component, state);
+    this.#waiters.settle(component, state);
     if (result === 'failed') {
-      for (const waiter of this.#waiters) {
-        if (waiter.component === component) waiter.reason = `syncing version ${version} failed`;
-      }
+      this.#waiters.note(component, `syncing version ${version} failed`);
       return 'backoff';
     }
     // Staged the newest version this read knew of: done (a sync since is a trigger of its own).
@@ -306,7 +211,7 @@ export class WeightReconciler {
     const newest = Math.max(...state.versions.keys());
     if (result !== 'ok' || version !== newest) return 'again';
     // A job still waits for a version not recorded yet: look again after the backoff.
-    return this.#hasWaiters(component) ? 'backoff' : 'settled';
+    return this.#waiters.has(component) ? 'backoff' : 'settled';
   }
 
   /** Loads `version` of `component`, stages it and acks; what became of it. */
