@@ -1,4 +1,4 @@
-import { archAtLeast, isArchReachable } from './arch.js';
+import { archAtLeast, isArchReachable, isSoftwareAdapterPlatform } from './arch.js';
 import type { Requirements } from './requirements.js';
 import type { WorkerManifest } from './worker-manifest.js';
 
@@ -16,6 +16,8 @@ function deviceChain(device: string): readonly string[] {
  * - the model is listed in `models`;
  * - the worker's device is allowed, and its arch meets that device's minArch (same family, not
  *   older);
+ * - the worker's adapter is of the kind the job accepts (`hardware` excludes a webgpu worker on a
+ *   software adapter, `software` takes only such a worker);
  * - every op has an available `default`-variant kernel cell that the worker's KernelTable would
  *   reach: on its device chain (a cuda worker may fall back to cpu kernels) at an arch on its arch
  *   chain (its own, an older one of the family, or a portable terminal).
@@ -41,6 +43,12 @@ export function manifestSatisfies(
     if (min !== undefined && !archAtLeast(arch, min)) {
       reasons.push(`arch '${arch}' is below the minimum '${min}' for ${device}`);
     }
+  }
+  const software = isSoftwareAdapterPlatform(manifest.platform);
+  if (requirements.adapter === 'hardware' && software) {
+    reasons.push(`adapter '${device}/${arch}' is a software adapter; the job asks for hardware`);
+  } else if (requirements.adapter === 'software' && !software) {
+    reasons.push(`'${device}/${arch}' is no software adapter; the job asks for one`);
   }
   const chain = deviceChain(device);
   const workerArchOn = (d: string): string | undefined =>
