@@ -76,8 +76,9 @@ export interface DeclareOrtCellsOptions {
   readonly cachedProbe?: (provider: OrtCellProvider) => OrtProbeResult | undefined;
   /**
    * The device the declaring worker serves (one device per worker process). Given, the
-   * `ort-webgpu` cells are available only on a webgpu worker, so a cpu worker on a machine with
-   * a WebGPU adapter does not count as webgpu capacity; omitted, availability is the probe's alone.
+   * `ort-webgpu` and `ort-cuda` cells are available only on a worker of that device, so a cpu
+   * worker on a machine with a GPU does not count as GPU capacity; omitted, availability is the
+   * probe's (and, for cuda, detection's) alone.
    */
   readonly device?: Device;
 }
@@ -137,10 +138,10 @@ export function ortAvailability(
         unavailable(provider, 'no CUDA device with the onnxruntime CUDA provider library here');
       }
     }
-    if (provider === 'webgpu' && device !== undefined && device !== 'webgpu') {
+    if (provider !== 'cpu' && device !== undefined && device !== provider) {
       unavailable(
         provider,
-        `this worker serves ${device} (one device per worker process: FLOWFLEET_DEVICE=webgpu starts a webgpu worker)`,
+        `this worker serves ${device} (one device per worker process: FLOWFLEET_DEVICE=${provider} starts a ${provider} worker)`,
       );
     }
     const probe = cachedProbe(provider);
