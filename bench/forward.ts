@@ -4,7 +4,7 @@
 // Prints a table and writes bench/results/forward.json.
 import { createOrtComponentBuilder, OrtSessions } from '@flowfleet/backends';
 import { gaussianNoise } from '@flowfleet/numerics';
-import { initWeights, wan21MiniCard } from '@flowfleet/models';
+import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import {
   ComputePool,
   type ComponentForward,

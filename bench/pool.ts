@@ -12,7 +12,7 @@ import {
   OrtSessions,
   PROBE_MODEL_BYTES,
 } from '@flowfleet/backends';
-import { initWeights, wan21MiniCard } from '@flowfleet/models';
+import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import { gaussianNoise } from '@flowfleet/numerics';
 import { ComputePool, type TensorData, type TensorMap, type WeightSet } from '@flowfleet/platform';
 import type { Tensor } from 'onnxruntime-node';

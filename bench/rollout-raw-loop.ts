@@ -2,8 +2,8 @@
 // against captured forwards (no runtime) — the pool's captured forwards (bench:rollout) or bare
 // onnxruntime-node sessions (bench:fleet, bench/lib/raw-ort-sessions.ts) — and a clock that
 // times every forward so the bench can tell forward time from what surrounds it.
-import type { Wan21Config } from '@flowfleet/models';
-import { tokenize } from '@flowfleet/models';
+import type { Wan21Config } from '@flowfleet/models/wan21';
+import { tokenize } from '@flowfleet/models/wan21';
 import {
   cfgCombine,
   flowGrpoStdDev,

@@ -10,7 +10,7 @@ import {
   OrtSessions,
   registerCpuBackend,
 } from '@flowfleet/backends';
-import { initWeights, wan21MiniCard } from '@flowfleet/models';
+import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import { ComputePool, createPlatform } from '@flowfleet/platform';
 import { createComponentRegistry, createKernelRegistry } from '@flowfleet/registry';
 import {

@@ -1,6 +1,6 @@
 // Exports a model card component as an ONNX file.
 //
-//   npm run export-onnx -- --model wan21-mini --out dit.onnx [--component dit|text_encoder]
+//   npm run export-onnx -- --model wan21-mini --out dit.onnx [--component <id>, e.g. text_encoder]
 //     [--weights w.safetensors] [--form eager|captured] [--batch N --frames F --height H --width W]
 //     [--seed S]
 //

@@ -29,15 +29,13 @@ import { isFlowfleetError } from '@flowfleet/errors';
 import { writeSafetensors, type SafetensorsTensor } from '@flowfleet/formats';
 import {
   checkWeightsAgainstConfig,
-  createWan21Card,
-  createWan21Config,
   decodeWeights,
   DEFAULT_CARD_REGISTRY,
   encodeWeights,
   type ModelCard,
   type SamplingRequest,
-  type Wan21Config,
 } from '@flowfleet/models';
+import { createWan21Card, createWan21Config, type Wan21Config } from '@flowfleet/models/wan21';
 import {
   ComputePool,
   createPlatform,

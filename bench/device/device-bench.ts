@@ -18,7 +18,7 @@ import {
   OrtSessions,
   PROBE_MODEL_BYTES,
 } from '@flowfleet/backends';
-import { DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
+import { DEFAULT_CARD_REGISTRY, type ModelComponentSpec } from '@flowfleet/models';
 import { gaussianNoise } from '@flowfleet/numerics';
 import {
   bitIdentical,
@@ -61,36 +61,26 @@ const [frames, height, width] = dims(args.latent);
 const batch = Number(args.batch);
 const runs = Number(args.runs);
 
-/** What a wan21-structured card's config tells the bench (every card in this build is one). */
-interface DitConfig {
-  readonly inChannels: number;
-  readonly textLen: number;
-  readonly textDim: number;
-}
-
-function ditInputs(config: DitConfig): TensorMap {
-  const latentDims = [batch, config.inChannels, frames, height, width];
-  return {
-    latent: {
-      dtype: 'float32',
-      dims: latentDims,
-      data: gaussianNoise(
-        7,
-        0,
-        latentDims.reduce((a, b) => a * b, 1),
-      ),
-    },
-    timestep: {
-      dtype: 'float32',
-      dims: [batch],
-      data: Float32Array.from({ length: batch }, () => 937.5),
-    },
-    context: {
-      dtype: 'float32',
-      dims: [batch, config.textLen, config.textDim],
-      data: gaussianNoise(7, 1, batch * config.textLen * config.textDim),
-    },
-  };
+/**
+ * Inputs of one forward of a latent-sized component (a DiT) at the bench's batch and latent, from
+ * the card's own `forwardInputDims`: so the kit measures any card without naming its model.
+ */
+function latentInputs(spec: ModelComponentSpec): TensorMap {
+  const inputDims = spec.forwardInputDims(batch, { frames, height, width });
+  return Object.fromEntries(
+    Object.entries(inputDims).map(([name, dims], stream) => [
+      name,
+      {
+        dtype: 'float32',
+        dims: [...dims],
+        data: gaussianNoise(
+          7,
+          stream,
+          dims.reduce((a, b) => a * b, 1),
+        ),
+      },
+    ]),
+  );
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
@@ -99,8 +89,9 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }>
   return { value, ms: performance.now() - started };
 }
 
-const velocity = (out: Record<string, { data: unknown }>): Float32Array =>
-  out['velocity']?.data as Float32Array;
+/** The forward's first output (a DiT's velocity). */
+const firstOutput = (out: Record<string, { data: unknown }>): Float32Array =>
+  Object.values(out)[0]?.data as Float32Array;
 
 /** Eager and captured timings of one component on one provider, plus the outputs to compare. */
 async function measureProvider(
@@ -124,19 +115,19 @@ async function measureProvider(
       const replayFirst = await timed(() => build.value.run(inputs));
       const replayMs: number[] = [];
       for (let i = 0; i < runs; i++) replayMs.push((await timed(() => build.value.run(inputs))).ms);
-      captured = velocity(replayFirst.value);
+      captured = firstOutput(replayFirst.value);
       result['captured'] = {
         buildMs: round(build.ms, 1),
         firstRunMs: round(replayFirst.ms, 1),
         ...timingStats(replayMs),
-        bitIdenticalToEager: bitIdentical(captured, velocity(first.value)),
+        bitIdenticalToEager: bitIdentical(captured, firstOutput(first.value)),
       };
       await build.value.dispose();
     } catch (error) {
       result['captured'] = { error: (error as Error).message };
     }
   }
-  return { result, eager: velocity(first.value) };
+  return { result, eager: firstOutput(first.value) };
 }
 
 async function measureCard(
@@ -152,11 +143,10 @@ async function measureCard(
     };
   }
   const card = DEFAULT_CARD_REGISTRY.get(cardId);
-  const spec = card.components.find((c) => c.kind === 'dit');
-  if (spec === undefined) return { card: cardId, status: 'no dit component' };
-  const config = card.config as DitConfig;
-  const inputs = ditInputs(config);
-  const weights = { id: `${cardId}/dit@bench`, tensors: spec.initWeights(1) };
+  const spec = card.components.find((c) => c.latentSized && c.onnx !== undefined);
+  if (spec === undefined) return { card: cardId, status: 'no latent-sized ONNX component' };
+  const inputs = latentInputs(spec);
+  const weights = { id: `${cardId}/${spec.id}@bench`, tensors: spec.initWeights(1) };
   const providers: Record<string, unknown> = {};
   const outputs: Record<string, Float32Array> = {};
   for (const provider of ['webgpu', 'cpu'] as const) {
@@ -184,7 +174,8 @@ async function measureCard(
       NaN) as number;
   return {
     card: cardId,
-    latent: { batch, channels: config.inChannels, frames, height, width },
+    component: spec.id,
+    inputDims: Object.fromEntries(Object.entries(inputs).map(([k, t]) => [k, t.dims])),
     providers,
     webgpuVsCpu: parity,
     speedup: {
@@ -251,7 +242,9 @@ async function main(): Promise<void> {
     report['ortProviders'] = await sessions.probeAll();
     report['forwards'] = [];
     for (const cardId of args.cards.split(',').filter(Boolean)) {
-      console.error(`device-bench: ${cardId} dit at ${batch}×${frames}×${height}×${width}`);
+      console.error(
+        `device-bench: ${cardId} at batch ${batch}, latent ${frames}×${height}×${width}`,
+      );
       (report['forwards'] as unknown[]).push(await measureCard(cardId, sessions));
     }
   } finally {

@@ -4,7 +4,8 @@
 // bench's real workers serve. Sends `{url}` over IPC once listening; `{op: 'memory'}` answers
 // process.memoryUsage(), `{op: 'cpu'}` process.cpuUsage(); SIGTERM closes it.
 import { createCoordinator, type CoordinatorTokens } from '@flowfleet/coordinator';
-import { createCardRegistry, DEFAULT_CARD_REGISTRY, WAN21_MINI } from '@flowfleet/models';
+import { createCardRegistry, DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
+import { WAN21_MINI } from '@flowfleet/models/wan21';
 import { RedisModeSchema } from '@flowfleet/redis';
 import { pino } from 'pino';
 import { noopCard } from './noop-card.js';

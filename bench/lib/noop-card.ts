@@ -2,7 +2,8 @@
 // thread): what is left of a rollout is the fleet's own overhead — queue, validation, runtime
 // loop, progress, result upload. `config` still sets the weight shapes, so a weight sync to a
 // worker serving it moves real bytes.
-import { createWan21Card, type ModelCard, type Wan21Config } from '@flowfleet/models';
+import { type ModelCard } from '@flowfleet/models';
+import { createWan21Card, type Wan21Config } from '@flowfleet/models/wan21';
 import type { ComponentForward, TensorData, TensorMap } from '@flowfleet/platform';
 
 /** Called on the forward's thread before it returns (a bench timestamps job starts here). */
@@ -66,7 +67,7 @@ export function noopCard({
       dit: () => noopForward('dit', config, onForward),
       text_encoder: () => noopForward('text_encoder', config, onForward),
     },
-    artifacts: { dit: {}, text_encoder: {} },
+    onnx: false,
     // Eager: the no-op components cannot capture, so a breakable loop would only count breaks.
     graphCapture: 'eager',
     sampling: { steps: 1, shift: 3, guidanceScale: 4.5, noiseLevel: 0.7, sampler: 'sde' },

@@ -6,7 +6,8 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlowfleetClient } from '@flowfleet/client';
-import { createCardRegistry, DEFAULT_CARD_REGISTRY, WAN21_MINI } from '@flowfleet/models';
+import { createCardRegistry, DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
+import { WAN21_MINI } from '@flowfleet/models/wan21';
 import type { Redis } from 'ioredis';
 import { BENCH_TOKENS, benchPrefix, startBenchCoordinator } from './bench-fleet.js';
 import { noopCard } from './noop-card.js';

@@ -3,7 +3,8 @@
 // job costs here is the fleet's dispatch — queue, validation, runtime loop, progress, result
 // upload — and not compute. `BENCH_NOOP_CARD` names the card id. An IPC message `{op: 'cpu'}`
 // answers `process.cpuUsage()` (µs); SIGTERM closes it.
-import { createCardRegistry, WAN21_MINI } from '@flowfleet/models';
+import { createCardRegistry } from '@flowfleet/models';
+import { WAN21_MINI } from '@flowfleet/models/wan21';
 import { createWorker, parseWorkerEnv, workerOptionsFromEnv } from '@flowfleet/worker';
 import { pino } from 'pino';
 import { noopCard } from './noop-card.js';

@@ -3,12 +3,8 @@
 // graphs (bench/lib/raw-ort-sessions.ts), with the worker's version-0 weights. argv[2] is the
 // workload as JSON; IPC messages `{op: 'run', rollouts}` answer per-rollout timings and the
 // sha256 of the last trajectory, `{op: 'close'}` releases the sessions and exits.
-import {
-  DEFAULT_CARD_REGISTRY,
-  initWeights,
-  type ModelCard,
-  type Wan21Config,
-} from '@flowfleet/models';
+import { DEFAULT_CARD_REGISTRY, type ModelCard } from '@flowfleet/models';
+import { initWeights, type Wan21Config } from '@flowfleet/models/wan21';
 import { rawInputDims, rawRollout, type RawWorkload } from '../rollout-raw-loop.js';
 import {
   bytesSha256,

@@ -34,12 +34,7 @@ export async function openRawOrtForward(
   const spec = card.components.find((component) => component.id === componentId);
   if (spec === undefined) throw new Error(`${card.id} has no component ${componentId}`);
   const artifacts = onnxArtifactsOf(spec);
-  const model = artifacts.buildOnnx({
-    form: 'captured',
-    weights: weights.tensors,
-    dims: inputDims,
-    ...artifacts.capturedDims(inputDims),
-  });
+  const model = artifacts.buildOnnx({ form: 'captured', weights: weights.tensors, inputDims });
   const ort = await loadOrt();
   const session = await ort.InferenceSession.create(
     model,

@@ -3,7 +3,8 @@
 // that changes ~3 % of the bytes, and a rank-32 PEFT LoRA adapter on every q/k/v/o projection
 // (864 layers, 42.5 MB in F32).
 import { writeSafetensors, type SafetensorsTensor } from '@flowfleet/formats';
-import { createWan21Config, encodeWeights, initWeights } from '@flowfleet/models';
+import { encodeWeights } from '@flowfleet/models';
+import { createWan21Config, initWeights } from '@flowfleet/models/wan21';
 import { noopCard } from './noop-card.js';
 
 export const SYNC_CONFIG = createWan21Config({ dim: 192, ffnDim: 768, heads: 4, layers: 108 });

@@ -306,7 +306,11 @@ export function createPixelFlowCard(
     id: 'velocity',
     kind: PIXEL_FLOW_KIND,
     factory: () => pixelFlowComponent(config),
-    artifacts: {},
+    forwardInputDims: (batch, latent) => ({
+      latent: [batch, config.channels, latent.frames, latent.height, latent.width],
+      timestep: [batch],
+    }),
+    latentSized: true,
     parameterShapes: () => pixelFlowShapes(config),
     initWeights: (seed) => pixelFlowWeights(config, seed),
   };

@@ -5,7 +5,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initWeights, saveWeightsFile, wan21MiniCard } from '@flowfleet/models';
+import { saveWeightsFile } from '@flowfleet/models';
+import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   isAlive,

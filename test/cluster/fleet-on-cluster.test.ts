@@ -4,7 +4,8 @@
 // reaches every worker, and a SIGKILLed child worker's job completes on the other one.
 import { coordinatorKeys } from '@flowfleet/coordinator';
 import { readRolloutFile } from '@flowfleet/formats';
-import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
+import { encodeWeights } from '@flowfleet/models';
+import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import { JobStatusSchema, laneForRequirements, SyncAckSchema } from '@flowfleet/protocol';
 import { keySlot as clientKeySlot } from '@flowfleet/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

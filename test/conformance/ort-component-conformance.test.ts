@@ -12,7 +12,7 @@ import {
   runComponentConformance,
   type ComponentConformanceCase,
 } from '@flowfleet/backends/conformance';
-import { initWeights, tokenize, wan21MiniCard } from '@flowfleet/models';
+import { initWeights, tokenize, wan21MiniCard } from '@flowfleet/models/wan21';
 import { gaussianNoise } from '@flowfleet/numerics';
 import {
   ComputePool,

@@ -9,7 +9,8 @@
 import { admitRolloutRequest } from '@flowfleet/coordinator';
 import { ERROR_CODES, isFlowfleetError, type ErrorCode } from '@flowfleet/errors';
 import { RolloutSummarySchema, type RolloutRecord } from '@flowfleet/formats';
-import { DEFAULT_CARD_REGISTRY, wan21MiniCard } from '@flowfleet/models';
+import { DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
+import { wan21MiniCard } from '@flowfleet/models/wan21';
 import { ComputePool } from '@flowfleet/platform';
 import { NOISE_LEVEL_RANGE, SHIFT_RANGE, flowGrpoStdDev } from '@flowfleet/numerics';
 import {

@@ -6,7 +6,7 @@ import {
   SUMMARY_BYTES_HEADER,
   fleetKeys,
 } from '@flowfleet/protocol';
-import { wan21MiniCard } from '@flowfleet/models';
+import { wan21MiniCard } from '@flowfleet/models/wan21';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

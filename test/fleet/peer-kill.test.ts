@@ -4,7 +4,7 @@
 // worker ends on the new version holding exactly the uploaded bytes.
 import { coordinatorKeys } from '@flowfleet/coordinator';
 import type { SafetensorsTensor } from '@flowfleet/formats';
-import { initWeights, WAN21_MINI } from '@flowfleet/models';
+import { initWeights, WAN21_MINI } from '@flowfleet/models/wan21';
 import { SyncAckSchema, type SyncAck } from '@flowfleet/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';

@@ -1,7 +1,8 @@
 // Small helpers of the network tests: results, weight syncs and acks, manifests and logs, each
 // read through the fleet's trainer relay or its Redis socket.
 import { coordinatorKeys } from '@flowfleet/coordinator';
-import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
+import { encodeWeights } from '@flowfleet/models';
+import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import { SyncAckSchema, WorkerManifestSchema, type SyncAck } from '@flowfleet/protocol';
 import { expect } from 'vitest';
 import type { HostProcess } from '../harness/netns-process.js';

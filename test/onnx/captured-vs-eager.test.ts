@@ -9,7 +9,7 @@ import {
   createOnnxArtifacts,
   initWeights,
   tokenize,
-} from '@flowfleet/models';
+} from '@flowfleet/models/wan21';
 import type { TensorData } from '@flowfleet/platform';
 import {
   createSession,
@@ -30,7 +30,7 @@ describe('captured vs eager ONNX graphs', () => {
       timestep: { dtype: 'float32', dims: [2], data: Float32Array.from([875, 3.5]) },
       context: gaussianTensor(4, 1, [2, config.textLen, config.textDim]),
     };
-    const extra = createOnnxArtifacts(config, 'dit').onnxEagerInputs({ latent: [2, 4, 2, 16, 12] });
+    const extra = createOnnxArtifacts(config, 'dit').eagerInputs({ latent: [2, 4, 2, 16, 12] });
     const eager = await createSession(buildDitOnnx(config, { form: 'eager' }), threads);
     const captured = await createSession(
       buildDitOnnx(config, { form: 'captured', weights, ...dims }),

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeOnnxModelSummary } from '@flowfleet/formats';
+import { saveWeightsFile } from '@flowfleet/models';
 import {
   WAN21_MINI,
   buildDitOnnx,
   createOnnxArtifacts,
   initWeights,
-  saveWeightsFile,
-} from '@flowfleet/models';
+} from '@flowfleet/models/wan21';
 import type { TensorData } from '@flowfleet/platform';
 import {
   createSession,
@@ -116,7 +116,7 @@ describe('scripts/export-onnx.ts', () => {
     const bytes = new Uint8Array(await readFile(out));
     expect(decodeOnnxModelSummary(bytes).initializers).toHaveLength(0);
     const weights = initWeights(config, 0, 'dit');
-    const extra = createOnnxArtifacts(config, 'dit').onnxEagerInputs({ latent: [1, 4, 4, 16, 16] });
+    const extra = createOnnxArtifacts(config, 'dit').eagerInputs({ latent: [1, 4, 4, 16, 16] });
     const eager = await runFloat(
       await createSession(bytes),
       feedsOf({ ...inputs, ...extra }, weights),

@@ -10,7 +10,7 @@ import {
   initWeights,
   textEncoderForward,
   tokenize,
-} from '@flowfleet/models';
+} from '@flowfleet/models/wan21';
 import type { TensorData } from '@flowfleet/platform';
 import {
   createSession,
@@ -72,7 +72,7 @@ function ditFeeds(
   c: DitCase,
   weights: ReadonlyMap<string, TensorData>,
 ): Record<string, ort.Tensor> {
-  const extra = artifacts.onnxEagerInputs({ latent: c.latent.dims });
+  const extra = artifacts.eagerInputs({ latent: c.latent.dims });
   return feedsOf({ latent: c.latent, timestep: c.timestep, context: c.context, ...extra }, weights);
 }
 

@@ -9,7 +9,7 @@ import {
   buildTextEncoderOnnx,
   parameterCount,
   parameterShapes,
-} from '@flowfleet/models';
+} from '@flowfleet/models/wan21';
 
 describe('wan21-1.3b eager graphs', () => {
   it('builds the dit with every 1.3B weight as a symbolic-batch input', () => {

@@ -8,7 +8,7 @@ import {
   ortSessionOptions,
   OrtSessions,
 } from '@flowfleet/backends';
-import { WAN21_MINI, initWeights, tokenize, wan21MiniCard } from '@flowfleet/models';
+import { WAN21_MINI, initWeights, tokenize, wan21MiniCard } from '@flowfleet/models/wan21';
 import { ComputePool, type TensorData, type TensorMap, type WeightSet } from '@flowfleet/platform';
 import { firstBitDifference, gaussianTensor } from '../onnx/ort-harness.js';
 
@@ -58,16 +58,13 @@ describe('ort-cpu on wan21-mini', () => {
 
       // The same eager graph in-process with the same options.
       const ort = await loadOrt();
-      const artifacts = specOf('dit').artifacts as {
-        buildOnnx(o: { form: 'eager' }): Uint8Array;
-        onnxEagerInputs(d: Record<string, readonly number[]>): Record<string, TensorData>;
-      };
+      const artifacts = specOf('dit').onnx!;
       const session = await ort.InferenceSession.create(
         artifacts.buildOnnx({ form: 'eager' }),
         ortSessionOptions({ provider: 'cpu', intraOpThreads: 1 }),
       );
       const feeds: Record<string, InstanceType<typeof ort.Tensor>> = {};
-      const all = { ...artifacts.onnxEagerInputs(dimsOf(inputs)), ...inputs };
+      const all = { ...artifacts.eagerInputs(dimsOf(inputs)), ...inputs };
       for (const [name, t] of [...Object.entries(all), ...weights.tensors]) {
         feeds[name] = new ort.Tensor(t.dtype, t.data, t.dims);
       }

@@ -4,7 +4,7 @@
 // calling thread (the control that shows the measurement can see a stall).
 import { performance } from 'node:perf_hooks';
 import { gaussianNoise } from '@flowfleet/numerics';
-import { createDitReferenceFactory, initWeights, wan21MiniCard } from '@flowfleet/models';
+import { createDitReferenceFactory, initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import {
   ComputePool,
   type ComponentForward,

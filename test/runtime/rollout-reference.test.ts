@@ -8,7 +8,7 @@ import {
   writeRolloutFile,
   type RolloutRecord,
 } from '@flowfleet/formats';
-import { tokenize } from '@flowfleet/models';
+import { tokenize } from '@flowfleet/models/wan21';
 import { ComputePool } from '@flowfleet/platform';
 import {
   createNanWatch,

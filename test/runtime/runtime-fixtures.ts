@@ -2,7 +2,8 @@
 // own compute pool, wan21-mini weights as versioned WeightSets, and a ModelInstance on the card's
 // TS reference components.
 import { registerCpuBackend } from '@flowfleet/backends';
-import { initWeights, wan21MiniCard, type ModelCard, type Wan21Config } from '@flowfleet/models';
+import { type ModelCard } from '@flowfleet/models';
+import { initWeights, wan21MiniCard, type Wan21Config } from '@flowfleet/models/wan21';
 import {
   createPlatform,
   type ComputePool,

@@ -5,7 +5,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { coordinatorKeys } from '@flowfleet/coordinator';
-import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
+import { encodeWeights } from '@flowfleet/models';
+import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeManifest, registerFakeWorker, summaryFor } from '../coordinator/fixture.js';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';

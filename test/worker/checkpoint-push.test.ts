@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FlowfleetClient } from '@flowfleet/client';
 import { coordinatorKeys } from '@flowfleet/coordinator';
-import { initWeights, wan21MiniCard, WAN21_MINI } from '@flowfleet/models';
+import { initWeights, wan21MiniCard, WAN21_MINI } from '@flowfleet/models/wan21';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from '../cli/cli-harness.js';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';

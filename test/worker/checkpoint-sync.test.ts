@@ -6,7 +6,7 @@
 import { truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { coordinatorKeys } from '@flowfleet/coordinator';
-import { initWeights, wan21MiniCard, WAN21_MINI } from '@flowfleet/models';
+import { initWeights, wan21MiniCard, WAN21_MINI } from '@flowfleet/models/wan21';
 import type { SafetensorsTensor } from '@flowfleet/formats';
 import type { TensorData } from '@flowfleet/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -9,13 +9,11 @@ import { coordinatorKeys } from '@flowfleet/coordinator';
 import {
   bindLoraAdapter,
   createCardRegistry,
-  initWeights,
   loraScale,
   mergeLoraWeight,
-  wan21MiniCard,
-  WAN21_MINI,
   type PeftLoraConfig,
 } from '@flowfleet/models';
+import { initWeights, wan21MiniCard, WAN21_MINI } from '@flowfleet/models/wan21';
 import type { TensorData } from '@flowfleet/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPixelFlowCard } from '../cards/pixel-flow-card.js';

@@ -6,7 +6,7 @@
 import { truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SafetensorsTensor } from '@flowfleet/formats';
-import { initWeights, WAN21_MINI } from '@flowfleet/models';
+import { initWeights, WAN21_MINI } from '@flowfleet/models/wan21';
 import type { TensorData } from '@flowfleet/platform';
 import type { WeightReport } from '@flowfleet/protocol';
 import type { FlowfleetWorker } from '@flowfleet/worker';

@@ -3,7 +3,8 @@
 // stands and the job completes with the earlier attempt's summary, instead of failing while a
 // valid result is stored.
 import { coordinatorKeys } from '@flowfleet/coordinator';
-import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
+import { encodeWeights } from '@flowfleet/models';
+import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';

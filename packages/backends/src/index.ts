@@ -22,10 +22,5 @@ export type { OrtThreadStats, ProviderProbe } from './ort/ort-protocol.js';
 export { createOrtComponentBuilder, ortCellWiring } from './ort/ort-component.js';
 export type { OrtComponentBuilder, OrtComponentBuilderOptions } from './ort/ort-component.js';
 export { onnxArtifactsOf } from './ort/onnx-artifacts.js';
-export type {
-  InputDims,
-  OnnxArtifacts,
-  OnnxBuildOptions,
-  OrtComponentSpec,
-} from './ort/onnx-artifacts.js';
+export type { OrtComponentSpec } from './ort/onnx-artifacts.js';
 export { PROBE_MODEL_BYTES } from './ort/probe-model.js';

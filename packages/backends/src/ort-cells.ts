@@ -66,8 +66,8 @@ export interface DeclareOrtCellsOptions {
   readonly registries?: BackendRegistries;
   /**
    * The component kinds to declare cells for: the kinds of the cards the caller serves (the
-   * builder builds any spec whose `artifacts.buildOnnx` exists and refuses the others with a coded
-   * error, so the platform moves on to the card's factory).
+   * builder builds any spec with `onnx` artifacts and refuses the others with a coded error, so
+   * the platform moves on to the card's factory).
    */
   readonly kinds: readonly string[];
   /** The builder for one provider; called once per provider at declaration. */

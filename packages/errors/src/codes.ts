@@ -652,7 +652,7 @@ export const ERROR_CODES = {
   BACK_ORT_NO_ONNX_ARTIFACT: {
     source: 'backends',
     httpStatus: 500,
-    summary: 'A component spec handed to an ort-* builder has no `artifacts.buildOnnx` function.',
+    summary: 'A component spec handed to an ort-* builder has no ONNX artifacts (`spec.onnx`).',
   },
   BACK_ORT_UNSUPPORTED_DTYPE: {
     source: 'backends',

@@ -18,6 +18,40 @@ export interface WeightSet {
 /** Named input or output tensors of one forward. */
 export type TensorMap = Readonly<Record<string, TensorData>>;
 
+/** The dims of each input of one forward, by input name. */
+export type InputDims = Readonly<Record<string, readonly number[]>>;
+
+/**
+ * What an ONNX Runtime backend asks a component's graph builder for: the generic eager graph
+ * (weights are graph inputs named like their state_dict entries, dims symbolic), or a graph
+ * captured for one weight set (baked in as initializers) and the input dims of one forward (fixed
+ * in the model: the Node binding ignores `freeDimensionOverrides`, DESIGN.md §8).
+ */
+export type OnnxGraphRequest =
+  | { readonly form: 'eager' }
+  | {
+      readonly form: 'captured';
+      readonly weights: ReadonlyMap<string, TensorData>;
+      readonly inputDims: InputDims;
+    };
+
+/**
+ * How a component runs on ONNX Runtime: what its card provides (`ComponentSpec.onnx`) and the
+ * ort-* builders consume, so a backend needs no model knowledge.
+ */
+export interface OnnxArtifacts {
+  /**
+   * The component's ONNX ModelProto bytes in the requested form.
+   * @throws FlowfleetError (the card's codes) when the weights or dims do not fit the component
+   */
+  buildOnnx(request: OnnxGraphRequest): Uint8Array;
+  /**
+   * Inputs the eager graph takes besides the forward's own, for a forward of these input dims
+   * (e.g. RoPE tables); `{}` when there are none.
+   */
+  eagerInputs(inputDims: InputDims): TensorMap;
+}
+
 /** A forward specialised to one (weights, dims): the captured form of DESIGN.md §3. */
 export interface CapturedForward {
   run(inputs: TensorMap): Promise<Record<string, TensorData>>;
@@ -35,10 +69,7 @@ export interface ComponentForward {
   /** The backend that built it (`cpu`, `ort-cpu`, …). */
   readonly source: string;
   run(inputs: TensorMap, weights: WeightSet): Promise<Record<string, TensorData>>;
-  capture?(
-    weights: WeightSet,
-    inputDims: Readonly<Record<string, readonly number[]>>,
-  ): Promise<CapturedForward>;
+  capture?(weights: WeightSet, inputDims: InputDims): Promise<CapturedForward>;
   /** Drop anything cached for this weight set (e.g. tensors uploaded to a worker thread). */
   releaseWeights?(weightsId: string): Promise<void>;
   dispose(): Promise<void>;

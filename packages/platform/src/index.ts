@@ -3,6 +3,9 @@ export type { CapabilityMatrix, MatrixPick } from './capability-matrix.js';
 export type {
   CapturedForward,
   ComponentForward,
+  InputDims,
+  OnnxArtifacts,
+  OnnxGraphRequest,
   TensorData,
   TensorDtype,
   TensorMap,

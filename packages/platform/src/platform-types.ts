@@ -1,3 +1,4 @@
+import type { OnnxArtifacts } from './component-types.js';
 import type { ComputePool } from './worker-threads/compute-pool.js';
 
 /** The devices flowfleet dispatches to (a closed set). */
@@ -53,7 +54,7 @@ export type SolverOp = (typeof SOLVER_OPS)[number];
 
 /**
  * What a model card says about one of its components: enough for a backend builder to build it
- * (`artifacts`, e.g. ONNX bytes) and a TS reference `factory`, the last rung of the ladder.
+ * (`onnx`: its ONNX graph builder) and a TS reference `factory`, the last rung of the ladder.
  */
 export interface ComponentSpec<TInstance = unknown, TComponent = unknown> {
   readonly id: string;
@@ -64,8 +65,8 @@ export interface ComponentSpec<TInstance = unknown, TComponent = unknown> {
     instance: TInstance,
     context?: ComponentBuildContext,
   ) => TComponent | Promise<TComponent>;
-  /** What a backend builder needs, e.g. an ONNX builder. */
-  readonly artifacts?: Readonly<Record<string, unknown>>;
+  /** How ONNX Runtime backends build it; absent: they refuse it (BACK_ORT_NO_ONNX_ARTIFACT). */
+  readonly onnx?: OnnxArtifacts;
 }
 
 /**

@@ -11,7 +11,7 @@ export const DeviceSchema = z.enum(DEVICES);
 /** One device. */
 export type Device = z.infer<typeof DeviceSchema>;
 
-/** A model card id, e.g. `wan21-mini`. */
+/** A model card id (the coordinator's card registry lists the known ones). */
 export const ModelIdSchema = z
   .string()
   .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'a model id is 1–64 of [a-z0-9._-], starting alphanumeric');

@@ -134,7 +134,7 @@ function resolvedFields(limits: Limits) {
       .meta({ description: SHIFT_DESCRIPTION }),
     shape: LatentShapeSchema.meta({
       description:
-        "One sample's latent; the model card may require more (wan21: multiples of its patch).",
+        "One sample's latent; the model card may require more (e.g. multiples of its DiT's patch).",
     }),
     sigmas: z
       .array(z.number())

@@ -1,7 +1,7 @@
-import type { CapturedForward, ComponentForward, WeightSet } from '@flowfleet/platform';
+import type { CapturedForward, ComponentForward, InputDims, WeightSet } from '@flowfleet/platform';
 import { AsyncLock } from './async-lock.js';
 import type { GraphKeyParts } from './graph-key.js';
-import type { InputDims, StepInstance, StepResult, WorkPlan } from '@flowfleet/models';
+import type { StepInstance, StepResult, WorkPlan } from '@flowfleet/models';
 import { StaticWorkspace } from './static-workspace.js';
 
 /** What eviction predicates see of a graph (live or still being captured). */

@@ -7,6 +7,7 @@ import { EXIT_CODES } from '../exit-codes.js';
 import { shortId } from '../format/numbers.js';
 import { ProgressBoard } from '../format/progress-board.js';
 import { rolloutReport } from '../format/rollout-report.js';
+import { DEFAULT_MODEL_ID } from '../default-model.js';
 import { remoteClient, withRemoteOptions, type RemoteOptions } from '../remote-client.js';
 import { trackRollouts } from './track-rollouts.js';
 
@@ -61,7 +62,7 @@ export function rolloutCommand(program: Command): Command {
         parseSeeds,
         [1, 2, 3, 4],
       )
-      .option('-m, --model <id>', 'model card', 'wan21-mini')
+      .option('-m, --model <id>', 'model card', DEFAULT_MODEL_ID)
       .option('--steps <n>', 'denoise steps (server default 10)', integerIn(1, 1000))
       .option('--sampler <sampler>', 'sde (with log-probs) or ode', oneOf(['sde', 'ode'] as const))
       .option('--guidance <scale>', 'classifier-free guidance scale', numberIn(0, 100))

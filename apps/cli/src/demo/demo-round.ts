@@ -34,6 +34,8 @@ export interface DemoRollout {
 /** What a round is run with. */
 export interface DemoRoundOptions {
   readonly client: FlowfleetClient;
+  /** The model card id every rollout runs. */
+  readonly model: string;
   readonly groups: readonly RoundGroup[];
   readonly steps: number;
   /** The dit version every rollout must run on (an exact weight requirement). */
@@ -66,11 +68,11 @@ function summaryOf(status: JobStatus): RolloutSummary {
  *   client's codes (CLIENT_JOB_FAILED, …)
  */
 export async function runDemoRound(options: DemoRoundOptions): Promise<DemoRollout[]> {
-  const { client, groups, steps, ditVersion, board, signal } = options;
+  const { client, model, groups, steps, ditVersion, board, signal } = options;
   const enqueued = await client.enqueueRound(
     groups,
     {
-      model: 'wan21-mini',
+      model,
       steps,
       sampler: 'sde',
       shape: { ...DEMO_SHAPE },

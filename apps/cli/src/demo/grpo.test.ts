@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { initWeights, wan21MiniCard } from '@flowfleet/models';
+import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import { ADVANTAGE_EPSILON, channelZeroMean, groupAdvantages, perturbWeights } from './grpo.js';
 
 describe('demo reward and advantages', () => {

@@ -1,4 +1,4 @@
-import type { initWeights } from '@flowfleet/models';
+import type { ModelComponentSpec } from '@flowfleet/models';
 import { gaussianNoise } from '@flowfleet/numerics';
 
 /** Added to the group's standard deviation so a group of equal rewards gives advantages of 0. */
@@ -29,8 +29,8 @@ export function groupAdvantages(rewards: readonly number[]): number[] {
   return rewards.map((r) => (r - mean) / (std + ADVANTAGE_EPSILON));
 }
 
-/** A weights map as models' initWeights returns it. */
-export type WeightsMap = ReturnType<typeof initWeights>;
+/** A weights map as a card component's `initWeights` returns it. */
+export type WeightsMap = ReturnType<ModelComponentSpec['initWeights']>;
 
 /**
  * The demo's "trainer update": every tensor moves by `scale` × its RMS × N(0, 1) noise drawn from

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FlowfleetClient, Matrix, RoundGroup } from '@flowfleet/client';
 import { FlowfleetError } from '@flowfleet/errors';
-import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
+import { encodeWeights } from '@flowfleet/models';
 import { line, type CliIo } from '../cli-io.js';
 import {
   fleetBanner,
@@ -30,6 +30,7 @@ import { pushDitVersion, type DemoSync } from './demo-sync.js';
 import { perturbWeights } from './grpo.js';
 import { WorkerEvents } from './worker-events.js';
 import { fleetAfterSync } from '../fleet-after-sync.js';
+import { DEFAULT_MODEL_ID, shippedComponent } from '../default-model.js';
 
 /** Options of `flowfleet demo`. */
 export interface DemoFlags extends FleetFlags {
@@ -178,10 +179,10 @@ async function demoBody(
     setBoard(board);
     return board;
   };
-  const config = wan21MiniCard.config;
+  const model = DEFAULT_MODEL_ID;
 
   out.section(2, 'push weights v1 (dit = initWeights(seed 1), as a trainer starts)');
-  const v1Weights = initWeights(config, 1, 'dit');
+  const v1Weights = shippedComponent(model, 'dit').initWeights(1);
   const v1 = await pushDitVersion(client, encodeWeights(v1Weights), 1, signal);
   await showSync(client, v1, out, events, signal);
 
@@ -191,6 +192,7 @@ async function demoBody(
   );
   const round1 = await runDemoRound({
     client,
+    model,
     groups,
     steps: flags.steps,
     ditVersion: 1,
@@ -212,6 +214,7 @@ async function demoBody(
   out.section(5, 'rollouts on dit v2 (same prompts and seeds)');
   const round2 = await runDemoRound({
     client,
+    model,
     groups,
     steps: flags.steps,
     ditVersion: 2,

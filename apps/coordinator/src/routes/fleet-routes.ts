@@ -39,19 +39,19 @@ export function registerFleetRoutes(app: FastifyInstance, services: CoordinatorS
       },
     },
     handler: async (request) => {
-      const wanted = request.query.lane;
+      const requested = request.query.lane;
       const views = await services.fleet.workers();
-      if (wanted === undefined) {
+      if (requested === undefined) {
         const workers = summarizeWorkers(views);
         const live = fleetDigest(views).liveWorkers;
         return { live, dead: workers.length - live, workers };
       }
-      const spec = (await services.lanes.list()).find((lane) => lane.lane === wanted);
+      const spec = (await services.lanes.list()).find((lane) => lane.lane === requested);
       if (spec === undefined) {
         throw new FlowfleetError(
           'API_LANE_NOT_FOUND',
-          `lane '${wanted}' is not recorded (GET /v1/lanes lists the lanes)`,
-          { details: { lane: wanted } },
+          `lane '${requested}' is not recorded (GET /v1/lanes lists the lanes)`,
+          { details: { lane: requested } },
         );
       }
       const workers = summarizeWorkers(eligibleWorkerViews(views, spec.lane, spec.requirements));
@@ -105,15 +105,15 @@ export function registerFleetRoutes(app: FastifyInstance, services: CoordinatorS
     handler: async (request) => {
       const { workers, lanes } = await readLaneCapacities(services);
       const scaling = await services.scaling.plan(workers, lanes);
-      const wanted = request.query.deviceClass;
-      if (wanted === undefined) return scaling;
-      const classes = scaling.classes.filter((entry) => entry.deviceClass === wanted);
+      const requested = request.query.deviceClass;
+      if (requested === undefined) return scaling;
+      const classes = scaling.classes.filter((entry) => entry.deviceClass === requested);
       if (classes.length === 0) {
         const known = scaling.classes.map((entry) => entry.deviceClass);
         throw new FlowfleetError(
           'API_DEVICE_CLASS_NOT_FOUND',
-          `device class '${wanted}' is not known (no live worker, no remembered manifest, not in FLOWFLEET_SCALING_CLASSES)`,
-          { details: { deviceClass: wanted, known } },
+          `device class '${requested}' is not known (no live worker, no remembered manifest, not in FLOWFLEET_SCALING_CLASSES)`,
+          { details: { deviceClass: requested, known } },
         );
       }
       return { ...scaling, classes };

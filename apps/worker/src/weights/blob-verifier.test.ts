@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isFlowfleetError } from '@flowfleet/errors';
-import { encodeWeights, initWeights, wan21MiniCard } from '@flowfleet/models';
+import { encodeWeights } from '@flowfleet/models';
+import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import { describe, expect, it } from 'vitest';
 import { verifyWeightsBlob, type ExpectedBlob } from './blob-verifier.js';
 import { componentShapes } from '../compute/model-host.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { isFlowfleetError } from '@flowfleet/errors';
 import { float32ToBfloat16, writeSafetensors } from '@flowfleet/formats';
 import { describe, expect, it } from 'vitest';
-import { fetchTensors, planRanges, type RangeSource, type WantedTensor } from './tensor-fetcher.js';
+import { fetchTensors, planRanges, type RangeSource, type NeededTensor } from './tensor-fetcher.js';
 
 const FILE = writeSafetensors({
   a: { dtype: 'F32', shape: [2], data: Float32Array.of(1, 2) },
@@ -15,7 +15,7 @@ const HEADER = JSON.parse(new TextDecoder().decode(FILE.subarray(8, 8 + N))) as 
   { dtype: string; shape: number[]; data_offsets: [number, number] }
 >;
 
-function wanted(name: string, shard = 0): WantedTensor {
+function needed(name: string, shard = 0): NeededTensor {
   const entry = HEADER[name]!;
   const [begin, end] = entry.data_offsets.map((offset) => 8 + N + offset) as [number, number];
   const sha256 = createHash('sha256').update(FILE.subarray(begin, end)).digest('hex');
@@ -43,7 +43,7 @@ const SHARDS = [{ sha256: 'f'.repeat(64), sizeBytes: FILE.length }];
 describe('fetchTensors', () => {
   it('fetches tensors that lie end to end in one range, widened to float32', async () => {
     const source = memory(FILE);
-    const all = ['c', 'a', 'b'].map((name) => wanted(name));
+    const all = ['c', 'a', 'b'].map((name) => needed(name));
     const { tensors, fetchedBytes } = await fetchTensors(source, SHARDS, all, { what: 'dit v1' });
     expect(source.asked).toEqual([[all[1]!.tensor.begin, all[0]!.tensor.end]]);
     expect(fetchedBytes).toBe(8 + 4 + 12);
@@ -52,18 +52,18 @@ describe('fetchTensors', () => {
     expect([...tensors.get('card.c')!.data]).toEqual([5, 6, 7]);
     // Without `b` the run breaks: two ranges.
     const gap = memory(FILE);
-    await fetchTensors(gap, SHARDS, [wanted('a'), wanted('c')], { what: 'dit v1' });
+    await fetchTensors(gap, SHARDS, [needed('a'), needed('c')], { what: 'dit v1' });
     expect(gap.asked).toHaveLength(2);
     expect(planRanges(all, 12).map((r) => r.tensors.length)).toEqual([2, 1]);
   });
 
   it('refuses a tensor whose bytes do not match its digest, and returns nothing', async () => {
     const bad = Uint8Array.from(FILE);
-    const at = wanted('c').tensor.begin;
+    const at = needed('c').tensor.begin;
     bad[at] = bad[at]! ^ 1;
     let error: unknown;
     try {
-      await fetchTensors(memory(bad), SHARDS, [wanted('a'), wanted('c')], { what: 'dit v2' });
+      await fetchTensors(memory(bad), SHARDS, [needed('a'), needed('c')], { what: 'dit v2' });
     } catch (caught) {
       error = caught;
     }

@@ -25,7 +25,7 @@ export interface FetchObserver {
 }
 
 /** One tensor to fetch: its name here (the card's) and its manifest entry. */
-export interface WantedTensor {
+export interface NeededTensor {
   readonly name: string;
   readonly key: string;
   readonly tensor: ManifestTensor;
@@ -68,16 +68,16 @@ interface RangeRequest {
   readonly shard: number;
   readonly begin: number;
   end: number;
-  readonly tensors: WantedTensor[];
+  readonly tensors: NeededTensor[];
 }
 
 /**
- * Groups the wanted tensors into range requests: per shard in file order, a run of tensors that
+ * Groups the needed tensors into range requests: per shard in file order, a run of tensors that
  * lie end to end goes in one request while it stays under `maxBytes` (a larger tensor is a
  * request of its own).
  */
-export function planRanges(wanted: readonly WantedTensor[], maxBytes: number): RangeRequest[] {
-  const sorted = [...wanted].sort(
+export function planRanges(needed: readonly NeededTensor[], maxBytes: number): RangeRequest[] {
+  const sorted = [...needed].sort(
     (a, b) => a.tensor.shard - b.tensor.shard || a.tensor.begin - b.tensor.begin,
   );
   const requests: RangeRequest[] = [];
@@ -109,7 +109,7 @@ function refused(what: string, message: string, details: Record<string, unknown>
 function verifyRange(
   request: RangeRequest,
   bytes: Uint8Array,
-): { tensors: Map<string, TensorData> } | { bad: WantedTensor; sha256: string } {
+): { tensors: Map<string, TensorData> } | { bad: NeededTensor; sha256: string } {
   const tensors = new Map<string, TensorData>();
   for (const item of request.tensors) {
     const { tensor, key, name } = item;
@@ -134,14 +134,14 @@ function verifyRange(
 export async function fetchTensors(
   source: RangeSource,
   shards: readonly WeightBlob[],
-  wanted: readonly WantedTensor[],
+  needed: readonly NeededTensor[],
   options: FetchTensorsOptions,
 ): Promise<FetchedTensors> {
   const tensors = new Map<string, TensorData>();
   let fetchedBytes = 0;
-  const empty = wanted.filter((item) => item.tensor.end === item.tensor.begin);
+  const empty = needed.filter((item) => item.tensor.end === item.tensor.begin);
   const ranges = planRanges(
-    wanted.filter((item) => item.tensor.end > item.tensor.begin),
+    needed.filter((item) => item.tensor.end > item.tensor.begin),
     options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
   );
   for (const request of ranges) {

@@ -21,7 +21,7 @@ import {
   type FetchObserver,
   type PeerRangeSource,
   type RangeSource,
-  type WantedTensor,
+  type NeededTensor,
 } from './tensor-fetcher.js';
 
 /** Where a load may take ranges from besides the coordinator, and who watches it (fan-out). */
@@ -142,7 +142,7 @@ export class VersionLoader {
     const bound = bindCheckpoint(spec, entriesOf(manifest));
     const tensors = new Map<string, TensorData>();
     const origins = new Map<string, TensorOrigin>();
-    const wanted: WantedTensor[] = [];
+    const needed: NeededTensor[] = [];
     for (const [name, key] of bound) {
       const tensor = manifest.tensors[key]!;
       origins.set(name, { sha256: tensor.sha256, dtype: tensor.dtype });
@@ -151,10 +151,10 @@ export class VersionLoader {
       if (kept !== undefined && origin?.sha256 === tensor.sha256 && origin.dtype === tensor.dtype) {
         tensors.set(name, kept);
       } else {
-        wanted.push({ name, key, tensor });
+        needed.push({ name, key, tensor });
       }
     }
-    const fetched = await fetchTensors(this.#options.blobs, manifest.shards, wanted, {
+    const fetched = await fetchTensors(this.#options.blobs, manifest.shards, needed, {
       what,
       signal: this.#options.signal,
       ...via,
@@ -165,7 +165,7 @@ export class VersionLoader {
       tensors: new Map([...bound.keys()].map((name) => [name, tensors.get(name)!])),
       origins,
       fetchedBytes: fetched.fetchedBytes,
-      reusedTensors: bound.size - wanted.length,
+      reusedTensors: bound.size - needed.length,
     };
   }
 
@@ -200,7 +200,7 @@ export class VersionLoader {
       base = loaded;
       fetchedBytes += loaded.fetchedBytes;
     }
-    const wanted = binding.layers.flatMap((layer) =>
+    const needed = binding.layers.flatMap((layer) =>
       [layer.down, layer.up, ...(layer.alphaKey === undefined ? [] : [layer.alphaKey])].map(
         (key) => ({
           name: key,
@@ -209,7 +209,7 @@ export class VersionLoader {
         }),
       ),
     );
-    const adapter = await fetchTensors(this.#options.blobs, manifest.shards, wanted, {
+    const adapter = await fetchTensors(this.#options.blobs, manifest.shards, needed, {
       what,
       signal: this.#options.signal,
       ...via,

@@ -8,7 +8,7 @@ import {
 } from '@flowfleet/platform';
 import { createOrtComponentBuilder } from './ort-component.js';
 import { OrtSessions } from './ort-sessions.js';
-import { seededFloats, MLP_DIMS, mlpOnnx, mlpWeights } from './test-models.js';
+import { seededFloats, MLP_DIMS, MLP_ONNX_ARTIFACTS, mlpOnnx, mlpWeights } from './test-models.js';
 
 const spec: ComponentSpec = {
   id: 'mlp/dit',
@@ -16,7 +16,7 @@ const spec: ComponentSpec = {
   factory: () => {
     throw new Error('the TS reference is not under test here');
   },
-  artifacts: { buildOnnx: mlpOnnx },
+  onnx: MLP_ONNX_ARTIFACTS,
 };
 
 const input = (seed: number, batch = 3): TensorData => ({
@@ -83,7 +83,7 @@ describe('ort-cpu component', () => {
     const model = mlpOnnx({
       form: 'captured',
       weights: weights.tensors,
-      dims: { x: [3, MLP_DIMS.in] },
+      inputDims: { x: [3, MLP_DIMS.in] },
     });
     expect(captured.bytesHeld).toBe(model.byteLength);
     for (const seed of [11, 12, 13]) {
@@ -107,7 +107,7 @@ describe('ort-cpu component', () => {
   });
 
   it('refuses specs without an ONNX builder and providers that are not here', async () => {
-    const bare: ComponentSpec = { ...spec, artifacts: {} };
+    const bare: ComponentSpec = { id: spec.id, kind: spec.kind, factory: spec.factory };
     await expect(build()(bare, undefined)).rejects.toMatchObject({
       code: 'BACK_ORT_NO_ONNX_ARTIFACT',
     });

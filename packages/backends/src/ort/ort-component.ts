@@ -2,16 +2,13 @@ import { FlowfleetError } from '@flowfleet/errors';
 import type {
   CapturedForward,
   ComponentForward,
+  InputDims,
+  OnnxArtifacts,
   TensorData,
   TensorMap,
   WeightSet,
 } from '@flowfleet/platform';
-import {
-  onnxArtifactsOf,
-  type InputDims,
-  type OnnxArtifacts,
-  type OrtComponentSpec,
-} from './onnx-artifacts.js';
+import { onnxArtifactsOf, type OrtComponentSpec } from './onnx-artifacts.js';
 import type { DeclareOrtCellsOptions } from '../ort-cells.js';
 import type { OrtSessions } from './ort-sessions.js';
 import type { OrtProvider } from './session-options.js';
@@ -49,13 +46,13 @@ export function createOrtComponentBuilder(
 ): OrtComponentBuilder {
   const provider = options.provider ?? 'cpu';
   const { sessions } = options;
-  // One eager session per spec graph. The graph is identified by the spec's `artifacts` object
-  // rather than `spec.id`: card component ids ('dit') repeat across cards, while every instance
-  // of one card shares that card's artifacts.
+  // One eager session per spec graph. The graph is identified by the spec's `onnx` artifacts
+  // object rather than `spec.id`: card component ids ('dit') repeat across cards, while every
+  // instance of one card shares that card's artifacts.
   const eagerSessions = new WeakMap<object, EagerSession>();
 
-  function acquireEager(spec: OrtComponentSpec, artifacts: OnnxArtifacts): EagerSession {
-    const graphKey: object = spec.artifacts ?? spec;
+  function acquireEager(artifacts: OnnxArtifacts): EagerSession {
+    const graphKey: object = artifacts;
     let eager = eagerSessions.get(graphKey);
     if (eager === undefined) {
       const model = artifacts.buildOnnx({ form: 'eager' });
@@ -73,10 +70,10 @@ export function createOrtComponentBuilder(
     return eager;
   }
 
-  async function releaseEager(spec: OrtComponentSpec, eager: EagerSession): Promise<void> {
+  async function releaseEager(artifacts: OnnxArtifacts, eager: EagerSession): Promise<void> {
     eager.refs -= 1;
     if (eager.refs > 0) return;
-    const graphKey: object = spec.artifacts ?? spec;
+    const graphKey: object = artifacts;
     if (eagerSessions.get(graphKey) === eager) eagerSessions.delete(graphKey);
     await sessions.releaseSession(await eager.sessionId);
   }
@@ -95,7 +92,7 @@ export function createOrtComponentBuilder(
         );
       }
     }
-    const eager = acquireEager(spec, artifacts);
+    const eager = acquireEager(artifacts);
     let sessionId: string;
     try {
       sessionId = await eager.sessionId;
@@ -104,7 +101,7 @@ export function createOrtComponentBuilder(
       throw error;
     }
     return new OrtComponent(spec, `ort-${provider}`, provider, sessions, artifacts, sessionId, () =>
-      releaseEager(spec, eager),
+      releaseEager(artifacts, eager),
     );
   };
 }
@@ -139,16 +136,12 @@ class OrtComponent implements ComponentForward {
     return this.sessions.run(this.eagerSessionId, feeds, { weights });
   }
 
-  async capture(
-    weights: WeightSet,
-    inputDims: Readonly<Record<string, readonly number[]>>,
-  ): Promise<CapturedForward> {
+  async capture(weights: WeightSet, inputDims: InputDims): Promise<CapturedForward> {
     this.assertLive();
     const model = this.artifacts.buildOnnx({
       form: 'captured',
       weights: weights.tensors,
-      dims: inputDims,
-      ...this.artifacts.capturedDims(inputDims),
+      inputDims,
     });
     const sessionId = await this.sessions.createSession(model, { provider: this.provider });
     const { sessions, captured } = this;

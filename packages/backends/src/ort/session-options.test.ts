@@ -12,7 +12,7 @@ async function differingElements(options: InferenceSession.SessionOptions): Prom
   const weights = mlpWeights(3);
   const eager = await ort.InferenceSession.create(mlpOnnx({ form: 'eager' }), options);
   const captured = await ort.InferenceSession.create(
-    mlpOnnx({ form: 'captured', weights, dims: { x: [BATCH, MLP_DIMS.in] } }),
+    mlpOnnx({ form: 'captured', weights, inputDims: { x: [BATCH, MLP_DIMS.in] } }),
     options,
   );
   try {

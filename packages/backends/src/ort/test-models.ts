@@ -1,5 +1,4 @@
-import type { TensorData } from '@flowfleet/platform';
-import type { OnnxBuildOptions } from './onnx-artifacts.js';
+import type { OnnxArtifacts, OnnxGraphRequest, TensorData } from '@flowfleet/platform';
 import {
   encodeOnnxModel,
   type OnnxElemType,
@@ -98,11 +97,10 @@ export function mlpWeights(seed: number): Map<string, TensorData> {
 }
 
 /**
- * The test MLP `y = relu(x·W1 + b1)·W2 + b2` in either form of `OnnxBuildOptions`: eager (weights
+ * The test MLP `y = relu(x·W1 + b1)·W2 + b2` in either form of `OnnxGraphRequest`: eager (weights
  * are graph inputs, batch symbolic) or captured (weights baked in as initializers, dims fixed).
- * Usable as a spec's `artifacts.buildOnnx`.
  */
-export function mlpOnnx(options: OnnxBuildOptions): Uint8Array {
+export function mlpOnnx(options: OnnxGraphRequest): Uint8Array {
   const { in: d, hidden: h, out: o } = MLP_DIMS;
   const weightInfo = [
     { name: 'fc1.weight', dims: [d, h] },
@@ -110,7 +108,7 @@ export function mlpOnnx(options: OnnxBuildOptions): Uint8Array {
     { name: 'fc2.weight', dims: [h, o] },
     { name: 'fc2.bias', dims: [o] },
   ];
-  const batch = options.form === 'captured' ? (options.dims['x']?.[0] ?? 1) : 'batch';
+  const batch = options.form === 'captured' ? (options.inputDims['x']?.[0] ?? 1) : 'batch';
   const nodes = [
     { opType: 'MatMul', inputs: ['x', 'fc1.weight'], outputs: ['h0'] },
     { opType: 'Add', inputs: ['h0', 'fc1.bias'], outputs: ['h1'] },
@@ -142,3 +140,9 @@ export function mlpOnnx(options: OnnxBuildOptions): Uint8Array {
     ...io,
   });
 }
+
+/** The test MLP's ONNX artifacts, as a card component provides them (no extra eager inputs). */
+export const MLP_ONNX_ARTIFACTS: OnnxArtifacts = Object.freeze({
+  buildOnnx: mlpOnnx,
+  eagerInputs: () => ({}),
+});

@@ -48,7 +48,7 @@ export const ROLLOUT_METADATA_FIELDS = {
   steps: z.int().min(1),
   /** Samples G (one seed each). */
   group: z.int().min(1),
-  /** One sample's latent shape (rank ≥ 1, e.g. [C, F, H, W] for wan21). */
+  /** One sample's latent shape (rank ≥ 1, e.g. [C, F, H, W] for a video DiT). */
   latentDims: z.array(z.int().min(1)).min(1),
   noiseLevel: z.number(),
   guidanceScale: z.number(),

@@ -17,7 +17,7 @@ export interface RolloutRecord {
   readonly seeds: readonly number[];
   /** `sigmas` F64 [T + 1]: σ_0 .. σ_T. */
   readonly sigmas: Float64Array;
-  /** `timesteps` F64 [T]: the timestep the forward of step i was given (wan21: 1000·σ_i). */
+  /** `timesteps` F64 [T]: the timestep the forward of step i was given (e.g. 1000·σ_i). */
   readonly timesteps: Float64Array;
   /** `step_indices` I32 [T]: the step index of each row of `log_probs`. */
   readonly stepIndices: Int32Array;

@@ -1,7 +1,7 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import type { SamplingRequest } from '../sampling/sampling-request.js';
 import type { CardCapabilities, ModelCard } from './model-card.js';
-import { wan21MiniCard } from './wan21-mini-card.js';
+import * as SHIPPED_FAMILIES from './shipped-families.js';
 
 /**
  * The model cards one process knows, by id: what the worker builds instances of and the
@@ -67,5 +67,7 @@ export function createCardRegistry(cards: readonly ModelCard[]): CardRegistry {
   });
 }
 
-/** The cards flowfleet ships (wan21-mini). */
-export const DEFAULT_CARD_REGISTRY: CardRegistry = createCardRegistry([wan21MiniCard]);
+/** The cards flowfleet ships: every card list of `shipped-families.ts`, family by family. */
+export const DEFAULT_CARD_REGISTRY: CardRegistry = createCardRegistry(
+  Object.values(SHIPPED_FAMILIES).flat(),
+);

@@ -1,4 +1,4 @@
-import type { ComponentForward, ComponentSpec, TensorData } from '@flowfleet/platform';
+import type { ComponentForward, ComponentSpec, InputDims, TensorData } from '@flowfleet/platform';
 import type { CheckpointKeys } from '../checkpoint/checkpoint-keys.js';
 import type { RolloutLoop } from '../loop/rollout-loop.js';
 import type {
@@ -19,12 +19,20 @@ export interface LoopSpec {
   create(): RolloutLoop;
 }
 
-/** A card component: a platform ComponentSpec whose TS-reference factory builds a forward. */
+/**
+ * A card component: a platform ComponentSpec whose TS-reference factory builds a forward (and
+ * whose `onnx` artifacts, when it has them, let the ort-* backends build it).
+ */
 export interface ModelComponentSpec extends ComponentSpec<unknown, ComponentForward> {
   /** The card's own kind name; backends register builders per kind. */
   readonly kind: string;
-  /** Filled by the backend helpers (e.g. `buildOnnx`); a plain object so builders can look up keys. */
-  readonly artifacts: Readonly<Record<string, unknown>>;
+  /**
+   * The input dims of one forward over `batch` samples whose latents have size `latent` (what a
+   * captured graph or an ONNX export fixes); a component that is not `latentSized` ignores it.
+   */
+  forwardInputDims(batch: number, latent: LatentSize): InputDims;
+  /** Whether the forward's input dims follow the latent size (a DiT's) or only the batch. */
+  readonly latentSized: boolean;
   /** Every weight tensor's name and dims (what a weight sync of this component must carry). */
   parameterShapes(): Map<string, number[]>;
   /** Deterministic float32 weights drawn from `seed` (a worker's version 0). */

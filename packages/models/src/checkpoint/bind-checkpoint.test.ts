@@ -1,8 +1,8 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import { describe, expect, it } from 'vitest';
-import { createWan21Card } from '../cards/wan21/wan21-card.js';
-import { wan21MiniCard } from '../cards/wan21-mini-card.js';
-import { WAN21_1_3B } from '../wan21-config.js';
+import { createWan21Card } from '../wan21/wan21-card.js';
+import { wan21MiniCard } from '../wan21/wan21-mini-card.js';
+import { WAN21_1_3B } from '../wan21/wan21-config.js';
 import { bindCheckpoint, checkpointKeyLookup, type CheckpointEntry } from './bind-checkpoint.js';
 
 const dit = wan21MiniCard.components.find((c) => c.id === 'dit')!;

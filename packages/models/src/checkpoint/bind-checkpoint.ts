@@ -1,4 +1,4 @@
-import { weightsMismatch, type WrongShapeTensor } from '../check-weights.js';
+import { weightsMismatch, type WrongShapeTensor } from '../weights/check-weights.js';
 import type { ModelComponentSpec } from '../cards/model-card.js';
 import { CheckpointKeyLookup } from './checkpoint-keys.js';
 

@@ -1,4 +1,4 @@
-import type { CapturedForward, ComponentForward, WeightSet } from '@flowfleet/platform';
+import type { CapturedForward, ComponentForward, InputDims, WeightSet } from '@flowfleet/platform';
 import type { RuntimeTensor, RuntimeTensorMap } from './runtime-tensor.js';
 
 /** The shape signature of a step: part of the graph key, so a new shape means a new graph. */
@@ -15,9 +15,6 @@ export interface ShapeSig {
 
 /** Op-structure discriminators (CFG branch set, expert, scheduler precision …): part of the key. */
 export type GraphKey = Readonly<Record<string, string | number | boolean>>;
-
-/** Input dims per component input name. */
-export type InputDims = Readonly<Record<string, readonly number[]>>;
 
 /** What a step is, for interceptors, observers and timings. */
 export interface StepInfo {

@@ -8,7 +8,7 @@ import type { DrivenLoop, StepResult } from './loop-types.js';
 export interface RolloutTrajectory {
   /** Samples G. */
   readonly group: number;
-  /** One sample's latent dims; the rank is the card's (wan21: [C, F, H, W]). */
+  /** One sample's latent dims; the rank is the card's (e.g. [C, F, H, W] for a video DiT). */
   readonly latentDims: readonly number[];
   /** x_0..x_T: [T + 1, G, ...latentDims] float32. */
   readonly latents: Float32Array;

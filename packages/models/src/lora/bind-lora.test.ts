@@ -1,7 +1,7 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import { describe, expect, it } from 'vitest';
 import type { CheckpointEntry } from '../checkpoint/bind-checkpoint.js';
-import { wan21MiniCard } from '../cards/wan21-mini-card.js';
+import { wan21MiniCard } from '../wan21/wan21-mini-card.js';
 import { bindLoraAdapter } from './bind-lora.js';
 import type { PeftLoraConfig } from './lora-config.js';
 

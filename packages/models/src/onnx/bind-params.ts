@@ -2,7 +2,7 @@ import { FlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
 import type { GraphBuilder, Value } from './graph-builder.js';
 import type { ParamLookup } from './layers.js';
-import type { OnnxForm } from './onnx-options.js';
+import type { OnnxForm } from './onnx-form.js';
 
 function bakedData(
   name: string,

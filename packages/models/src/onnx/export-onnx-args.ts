@@ -4,7 +4,7 @@ import type { ExportOnnxFileOptions } from './export-onnx.js';
 
 /** Usage text of `npm run export-onnx` / `flowfleet export-onnx`. */
 export const EXPORT_ONNX_USAGE = `usage: export-onnx --model <id> --out <file.onnx>
-  [--component dit|text_encoder]   default dit
+  [--component <id>]               default: the card's first component with an ONNX graph
   [--form eager|captured]          default eager (weights are graph inputs, dims symbolic)
   [--weights <file.safetensors>]   captured only; without it the deterministic init is baked
   [--seed <n>]                     seed of that init (default 0)
@@ -28,7 +28,7 @@ function integer(flag: string, raw: string | undefined, min: number): number | u
  * Parses export-onnx command-line arguments (without the node/script prefix).
  *
  * @throws MODEL_ONNX_OPTIONS_INVALID for an unknown flag, a missing --model/--out, an unknown
- *   component or form, or a malformed number.
+ *   form, or a malformed number (exportOnnx checks the component against the card).
  */
 export function parseExportOnnxArgs(argv: readonly string[]): ExportOnnxFileOptions | 'help' {
   let parsed;
@@ -58,12 +58,6 @@ export function parseExportOnnxArgs(argv: readonly string[]): ExportOnnxFileOpti
   if (values.help === true) return 'help';
   if (values.model === undefined) throw usage('--model is required', { field: 'model' });
   if (values.out === undefined) throw usage('--out is required', { field: 'out' });
-  const component = values.component ?? 'dit';
-  if (component !== 'dit' && component !== 'text_encoder') {
-    throw usage(`--component must be dit or text_encoder, got "${component}"`, {
-      field: 'component',
-    });
-  }
   const form = values.form ?? 'eager';
   if (form !== 'eager' && form !== 'captured') {
     throw usage(`--form must be eager or captured, got "${form}"`, { field: 'form' });
@@ -79,7 +73,7 @@ export function parseExportOnnxArgs(argv: readonly string[]): ExportOnnxFileOpti
   return {
     model: values.model,
     out: values.out,
-    component,
+    ...(values.component !== undefined ? { component: values.component } : {}),
     form,
     ...(values.weights !== undefined ? { weightsPath: values.weights } : {}),
     ...defined,

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
-import { wan21MiniCard } from '../cards/wan21-mini-card.js';
-import { initWeights } from '../init-weights.js';
+import { wan21MiniCard } from '../wan21/wan21-mini-card.js';
+import { initWeights } from '../wan21/init-weights.js';
 import { decodeOnnxModelSummary } from '@flowfleet/formats';
 import { exportOnnx, type ExportOnnxOptions } from './export-onnx.js';
 import { parseExportOnnxArgs } from './export-onnx-args.js';
-import type { OnnxArtifacts } from './onnx-artifacts.js';
 
 function codeOf(options: ExportOnnxOptions): string | undefined {
   try {
@@ -41,13 +40,18 @@ describe('exportOnnx', () => {
     });
     expect(given.weightsSource).toBe('given');
     expect(Buffer.from(given.bytes).equals(Buffer.from(result.bytes))).toBe(true);
+    const te = exportOnnx({ model: 'wan21-mini', component: 'text_encoder', form: 'captured' });
+    expect(te).toMatchObject({
+      component: 'text_encoder',
+      weightsSource: 'init',
+      dims: { batch: 1 },
+    });
+    expect(decodeOnnxModelSummary(te.bytes).inputs.map((i) => i.dims)).toEqual([[1, 16]]);
   });
 
   it('rejects unknown models, components, forms and options that do not fit the form', () => {
     expect(codeOf({ model: 'wan99' })).toBe('MODEL_UNKNOWN_CARD');
-    expect(codeOf({ model: 'wan21-mini', component: 'vae' as 'dit' })).toBe(
-      'MODEL_ONNX_OPTIONS_INVALID',
-    );
+    expect(codeOf({ model: 'wan21-mini', component: 'vae' })).toBe('MODEL_ONNX_OPTIONS_INVALID');
     expect(codeOf({ model: 'wan21-mini', form: 'lazy' as 'eager' })).toBe(
       'MODEL_ONNX_OPTIONS_INVALID',
     );
@@ -55,29 +59,6 @@ describe('exportOnnx', () => {
     expect(
       codeOf({ model: 'wan21-mini', component: 'text_encoder', form: 'captured', frames: 4 }),
     ).toBe('MODEL_ONNX_OPTIONS_INVALID');
-  });
-});
-
-describe('wan21-mini card ONNX artifacts', () => {
-  const artifacts = (id: string): OnnxArtifacts =>
-    wan21MiniCard.components.find((c) => c.id === id)?.artifacts as OnnxArtifacts;
-
-  it('gives each component a builder, the eager extra inputs and the captured dims', () => {
-    const dit = artifacts('dit');
-    const latent = [2, 4, 2, 8, 12];
-    const extra = dit.onnxEagerInputs({ latent, timestep: [2], context: [2, 16, 64] });
-    expect(Object.keys(extra)).toEqual(['rope_cos', 'rope_sin']);
-    expect(extra['rope_cos']?.dims).toEqual([2 * 4 * 6, 16]);
-    expect(dit.onnxCapturedDims({ latent })).toEqual({ batch: 2, frames: 2, height: 8, width: 12 });
-    expect(decodeOnnxModelSummary(dit.buildOnnx({ form: 'eager' })).outputs[0]?.name).toBe(
-      'velocity',
-    );
-    const te = artifacts('text_encoder');
-    expect(te.onnxEagerInputs({ tokens: [3, 16] })).toEqual({});
-    expect(te.onnxCapturedDims({ tokens: [3, 16] })).toEqual({ batch: 3 });
-    expect(decodeOnnxModelSummary(te.buildOnnx({ form: 'eager' })).outputs[0]?.name).toBe(
-      'context',
-    );
   });
 });
 
@@ -121,7 +102,6 @@ describe('parseExportOnnxArgs', () => {
     expect(parseExportOnnxArgs(['--model', 'm', '--out', 'o'])).toEqual({
       model: 'm',
       out: 'o',
-      component: 'dit',
       form: 'eager',
     });
     expect(parseExportOnnxArgs(['--help'])).toBe('help');
@@ -135,7 +115,6 @@ describe('parseExportOnnxArgs', () => {
       ['--model', 'm'],
       ['--out', 'o'],
       [...ok, '--form', 'lazy'],
-      [...ok, '--component', 'vae'],
       [...ok, '--batch', '0'],
       [...ok, '--height', '1.5'],
       [...ok, '--seed', '-1'],

@@ -3,26 +3,28 @@ import { dirname } from 'node:path';
 import { FlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
 import { DEFAULT_CARD_REGISTRY } from '../cards/card-registry.js';
-import { TEXT_ENCODER_PREFIX } from '../parameter-shapes.js';
+import type { ModelCard } from '../cards/model-card.js';
 import { loadWeightsFile } from '../weights/weights-file.js';
-import type { OnnxComponent } from './onnx-artifacts.js';
-import type { OnnxBuildOptions, OnnxForm } from './onnx-options.js';
+import { checkForm, type OnnxForm } from './onnx-form.js';
 
 /** What to export: a card's component in one form. */
 export interface ExportOnnxOptions {
-  /** Model card id, e.g. `wan21-mini`. */
+  /** Model card id (one of the default card registry's). */
   readonly model: string;
-  /** Default `dit`. */
-  readonly component?: OnnxComponent;
+  /** Default: the card's first component with an ONNX graph. */
+  readonly component?: string;
   /** Default `eager`. */
   readonly form?: OnnxForm;
-  /** Weights to bake (captured only); tensors of the other component are ignored. */
+  /** Weights to bake (captured only); tensors of the card's other components are ignored. */
   readonly weights?: ReadonlyMap<string, TensorData>;
   /** Seed of the deterministic init used when a captured export gets no weights (default 0). */
   readonly seed?: number;
   /** Captured only: fixed batch (default 1). */
   readonly batch?: number;
-  /** Captured DiT only: fixed latent frames/height/width (default: the card's latent defaults). */
+  /**
+   * Captured only, for a component whose inputs follow the latent size: fixed latent
+   * frames/height/width (default: the card's latent defaults).
+   */
   readonly frames?: number;
   readonly height?: number;
   readonly width?: number;
@@ -32,13 +34,13 @@ export interface ExportOnnxOptions {
 export interface ExportOnnxResult {
   readonly bytes: Uint8Array;
   readonly model: string;
-  readonly component: OnnxComponent;
+  readonly component: string;
   readonly form: OnnxForm;
   /** `inputs`: eager (weights are graph inputs); `given`: baked from options; `init`: baked from the deterministic init. */
   readonly weightsSource: 'inputs' | 'given' | 'init';
   /** The init seed when `weightsSource` is `init`. */
   readonly seed?: number;
-  /** The fixed dims of a captured export. */
+  /** The fixed dims of a captured export: `batch`, and the latent's when the inputs follow it. */
   readonly dims?: Readonly<Record<string, number>>;
 }
 
@@ -46,43 +48,46 @@ function invalid(message: string, details: Record<string, unknown>): FlowfleetEr
   return new FlowfleetError('MODEL_ONNX_OPTIONS_INVALID', message, { details });
 }
 
+/** `weights` without the tensors of the card's components other than `component`. */
 function componentWeights(
+  card: ModelCard,
+  component: string,
   weights: ReadonlyMap<string, TensorData>,
-  component: OnnxComponent,
 ): Map<string, TensorData> {
-  const keep = (name: string): boolean =>
-    component === 'text_encoder'
-      ? name.startsWith(TEXT_ENCODER_PREFIX)
-      : !name.startsWith(TEXT_ENCODER_PREFIX);
-  return new Map([...weights].filter(([name]) => keep(name)));
+  const others = new Set(
+    card.components
+      .filter((c) => c.id !== component)
+      .flatMap((c) => [...c.parameterShapes().keys()]),
+  );
+  return new Map([...weights].filter(([name]) => !others.has(name)));
 }
 
 /**
  * Builds the ONNX bytes of a card component (the logic behind `npm run export-onnx` and the
- * `flowfleet export-onnx` command). Eager exports take no weights and no dims; captured exports
- * bake `weights` (or the deterministic init of `seed`) and fix every dim.
+ * `flowfleet export-onnx` command) through the component's ONNX artifacts. Eager exports take no
+ * weights and no dims; captured exports bake `weights` (or the deterministic init of `seed`) and
+ * fix every input dim of one forward.
  *
  * @throws MODEL_UNKNOWN_CARD for an unknown model id.
- * @throws MODEL_ONNX_OPTIONS_INVALID for an unknown component or form, or options that do not apply
- *   to the form (weights or dims with `eager`, latent dims for the text encoder).
+ * @throws MODEL_ONNX_OPTIONS_INVALID for an unknown component or one without an ONNX graph, an
+ *   unknown form, or options that do not apply (weights or dims with `eager`, latent dims for a
+ *   component whose inputs do not follow the latent).
  * @throws MODEL_WEIGHTS_MISMATCH when the weights do not match the card's config.
  */
 export function exportOnnx(options: ExportOnnxOptions): ExportOnnxResult {
   const card = DEFAULT_CARD_REGISTRY.get(options.model);
-  const component = options.component ?? 'dit';
-  const form = options.form ?? 'eager';
-  const spec = card.components.find((c) => c.id === component);
-  const buildOnnx = spec?.artifacts['buildOnnx'];
-  if (spec === undefined || typeof buildOnnx !== 'function') {
+  const withOnnx = card.components.filter((c) => c.onnx !== undefined);
+  const component = options.component ?? withOnnx[0]?.id ?? '';
+  const spec = withOnnx.find((c) => c.id === component);
+  if (spec?.onnx === undefined) {
     throw invalid(`model ${card.id} has no ONNX graph for component "${component}"`, {
       field: 'component',
       component,
-      known: card.components.map((c) => c.id),
+      known: withOnnx.map((c) => c.id),
     });
   }
-  if (form !== 'eager' && form !== 'captured') {
-    throw invalid(`unknown form "${String(form)}" (expected eager or captured)`, { field: 'form' });
-  }
+  const form = options.form ?? 'eager';
+  checkForm(form);
   const dimFields = ['batch', 'frames', 'height', 'width'] as const;
   const given = dimFields.filter((f) => options[f] !== undefined);
   if (form === 'eager' && (given.length > 0 || options.weights !== undefined)) {
@@ -91,26 +96,27 @@ export function exportOnnx(options: ExportOnnxOptions): ExportOnnxResult {
     });
   }
   const latentFields = given.filter((f) => f !== 'batch');
-  if (component === 'text_encoder' && latentFields.length > 0) {
-    throw invalid('the text encoder has no latent dims', { field: latentFields[0] });
+  if (!spec.latentSized && latentFields.length > 0) {
+    throw invalid(`the ${component} component has no latent dims`, { field: latentFields[0] });
   }
-  const build = buildOnnx as (o: OnnxBuildOptions) => Uint8Array;
   const base = { model: card.id, component, form } as const;
   if (form === 'eager') {
-    return { ...base, bytes: build({ form }), weightsSource: 'inputs' };
+    return { ...base, bytes: spec.onnx.buildOnnx({ form }), weightsSource: 'inputs' };
   }
-  const dims: Record<string, number> = { batch: options.batch ?? 1 };
-  if (component === 'dit') {
-    dims['frames'] = options.frames ?? card.latent.frames;
-    dims['height'] = options.height ?? card.latent.height;
-    dims['width'] = options.width ?? card.latent.width;
-  }
+  const batch = options.batch ?? 1;
+  const latent = {
+    frames: options.frames ?? card.latent.frames,
+    height: options.height ?? card.latent.height,
+    width: options.width ?? card.latent.width,
+  };
+  const dims: Record<string, number> = spec.latentSized ? { batch, ...latent } : { batch };
   const seed = options.seed ?? 0;
   const weights =
     options.weights !== undefined
-      ? componentWeights(options.weights, component)
+      ? componentWeights(card, component, options.weights)
       : spec.initWeights(seed);
-  const bytes = build({ form, weights, ...dims });
+  const inputDims = spec.forwardInputDims(batch, latent);
+  const bytes = spec.onnx.buildOnnx({ form, weights, inputDims });
   return options.weights !== undefined
     ? { ...base, bytes, weightsSource: 'given', dims }
     : { ...base, bytes, weightsSource: 'init', seed, dims };

@@ -7,7 +7,7 @@ export type ParamLookup = (name: string) => Value;
  * `Linear` in PyTorch layout: y = x·Wᵀ + b with `${prefix}.weight` [out, in], `${prefix}.bias`
  * [out], on x of any rank ≥ 2. Written as Reshape → Gemm(transB) → Reshape rather than MatMul + Add:
  * ORT's MatMulAddFusion turns a MatMul + Add into a Gemm only when the shapes are static, which
- * would round the captured graph differently from the eager one (DESIGN §8 wants them bit-identical).
+ * would round the captured graph differently from the eager one (DESIGN §8 requires them bit-identical).
  */
 export function linear(g: GraphBuilder, p: ParamLookup, x: Value, prefix: string): Value {
   const weight = p(`${prefix}.weight`);
@@ -21,7 +21,7 @@ export function linear(g: GraphBuilder, p: ParamLookup, x: Value, prefix: string
 /**
  * LayerNorm over the last axis (width `dim`) without affine, as LayerNormalization-17 with a
  * constant all-ones scale (multiplying by 1 is exact). Measured against a two-pass float64 LN it is
- * as accurate as the ReduceMean/Sub/Sqrt/Div decomposition and ~10 % faster on wan21-mini.
+ * as accurate as the ReduceMean/Sub/Sqrt/Div decomposition and ~10 % faster on the mini DiT card.
  */
 export function layerNormNoAffine(g: GraphBuilder, x: Value, dim: number, eps: number): Value {
   const ones = g.constFloat(new Array<number>(dim).fill(1), [dim]);
@@ -59,7 +59,7 @@ export function silu(g: GraphBuilder, x: Value): Value {
   return g.mul(x, g.sigmoid(x));
 }
 
-/** y·(1 + scale) + shift: the adaLN modulation of Wan's blocks. */
+/** y·(1 + scale) + shift: adaLN modulation (a DiT block's shift and scale). */
 export function modulate(g: GraphBuilder, y: Value, shift: Value, scale: Value): Value {
   return g.add(g.mul(y, g.add(g.constFloat(1), scale)), shift);
 }

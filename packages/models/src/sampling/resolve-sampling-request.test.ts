@@ -1,7 +1,7 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import { linearShiftSigmas } from '@flowfleet/numerics';
 import { describe, expect, it } from 'vitest';
-import { wan21MiniCard } from '../cards/wan21-mini-card.js';
+import { wan21MiniCard } from '../wan21/wan21-mini-card.js';
 import { resolveSamplingRequest } from './resolve-sampling-request.js';
 import type { SamplingRequest } from './sampling-request.js';
 

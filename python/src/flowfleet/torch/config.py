@@ -1,6 +1,6 @@
 """Hyper-parameters of a wan21-structured model (DiT + toy byte-level text encoder).
 
-A port of ``packages/models/src/wan21-config.ts``: the same fields (snake_case here), the same
+A port of ``packages/models/src/wan21/wan21-config.ts``: the same fields (snake_case here), the same
 presets and the same structural checks, so a config that the fleet accepts is accepted here.
 """
 

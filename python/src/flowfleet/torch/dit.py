@@ -1,6 +1,6 @@
 """The wan21 DiT as a torch ``nn.Module`` whose ``state_dict()`` is the fleet's ``dit`` weight set.
 
-The forward is the ONNX contract of ``packages/models/src/onnx/dit-graph.ts``: ``latent``
+The forward is the ONNX contract of ``packages/models/src/wan21/onnx/dit-graph.ts``: ``latent``
 [B, C, F, H, W], ``timestep`` [B] (t = 1000·σ, float32 on the wire) and ``context``
 [B, L, text_dim] → ``velocity`` [B, C, F, H, W]. It is differentiable and batched; run it in
 float32 (the fleet's precision) or float64 (``.double()``, for checks).

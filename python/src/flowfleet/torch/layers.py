@@ -1,8 +1,9 @@
 """The building blocks of the wan21 DiT: RMSNorm, attention, one transformer block and the head.
 
 Module and parameter names are the Wan2.1 state_dict vocabulary of
-``packages/models/src/parameter-shapes.ts``; the maths is ``packages/models/src/onnx/dit-parts.ts``
-(the graph the fleet's ONNX Runtime backend runs) written with torch ops.
+``packages/models/src/wan21/parameter-shapes.ts``; the maths is
+``packages/models/src/wan21/onnx/dit-parts.ts`` (the graph the fleet's ONNX Runtime backend runs)
+written with torch ops.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Wan2.1's 3D rotary embedding (a port of ``packages/models/src/rope-tables.ts``).
+"""Wan2.1's 3D rotary embedding (a port of ``packages/models/src/wan21/rope-tables.ts``).
 
 The head's d/2 rotary pairs are split across the (frame, height, width) axes as Wan splits them,
 and pair m of token n = (fi·h + hi)·w + wi turns by the angle of its axis position.

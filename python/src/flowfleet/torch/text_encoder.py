@@ -1,7 +1,7 @@
 """The wan21 card's toy text encoder as a torch ``nn.Module`` (its ``text_encoder`` component).
 
 h = token_embedding[tokens] + pos_embedding; context = h + mlp.2(GELU(mlp.0(LN(h)))), the maths of
-``packages/models/src/onnx/text-encoder-graph.ts``. The fleet names this component's weights
+``packages/models/src/wan21/onnx/text-encoder-graph.ts``. The fleet names this component's weights
 ``text_encoder.*``, so the layers live in a child module called ``text_encoder`` and
 ``state_dict()`` carries exactly ``textEncoderParameterShapes(config)``.
 """

@@ -1,4 +1,4 @@
-"""The byte tokenizer of the toy text encoder (a port of ``packages/models/src/tokenize.ts``)."""
+"""The toy text encoder's byte tokenizer (a port of ``packages/models/src/wan21/tokenize.ts``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The per-step velocity of a wan21 rollout, batched the way the card's denoise loop batches it.
 
-``packages/models/src/cards/wan21/denoise-loop.ts`` encodes the prompts once, then every denoise
+``packages/models/src/wan21/loop/denoise-loop.ts`` encodes the prompts once, then every denoise
 step runs one DiT forward on the batch [uncond ×G, cond ×G] (CFG) or [cond ×G], with the same
 t = 1000·σ_i (float32) on every row, and combines v = v_u + w·(v_c − v_u) in float64 rounded to
 float32 (``cfgCombine``). Whether CFG runs its unconditional branch is the request's named rule

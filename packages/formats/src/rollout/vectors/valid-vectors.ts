@@ -64,8 +64,8 @@ function record(
 }
 
 const BASE = {
-  model: 'wan21-mini',
-  loopId: 'wan21.denoise',
+  model: 'toy-dit',
+  loopId: 'toy.denoise',
   weightsVersions: { dit: 3, text_encoder: 0 },
   backend: { dit: 'ort-cpu', text_encoder: 'cpu-reference' },
   platform: { device: 'cpu', arch: 'x86-64-v3' },
@@ -148,7 +148,8 @@ export function validVectorSpecs(): ValidVectorSpec[] {
     },
     {
       name: 'latent-rank-2',
-      about: 'a latent of rank 2 ([3, 5], not the 4-D wan21 shape): latents is [T+1, G, 3, 5]',
+      about:
+        'a latent of rank 2 ([3, 5], not the 4-D shape of a video DiT): latents is [T+1, G, 3, 5]',
       record: record(
         metadata({
           model: 'toy-2d',

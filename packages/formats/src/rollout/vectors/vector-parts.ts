@@ -19,8 +19,8 @@ export interface InvalidVectorSpec {
 export type Tensors = Record<string, SafetensorsTensor>;
 
 export const METADATA: RolloutMetadata = {
-  model: 'wan21-mini',
-  loopId: 'wan21.denoise',
+  model: 'toy-dit',
+  loopId: 'toy.denoise',
   prompt: 'p',
   negativePrompt: '',
   sampler: 'sde',

@@ -12,8 +12,8 @@ import type { RolloutTrajectory } from '../../loop/rollout-loop.js';
 import type { RuntimeTensor } from '../../loop/runtime-tensor.js';
 import { eagerIO, graphIO } from '../../loop/step-io.js';
 import type { ResolvedSamplingRequest } from '../../sampling/sampling-request.js';
-import { tokenize } from '../../tokenize.js';
-import type { Wan21Config } from '../../wan21-config.js';
+import { tokenize } from '../tokenize.js';
+import type { Wan21Config } from '../wan21-config.js';
 import {
   computeDenoiseStep,
   denoiseWorkspaceBytes,

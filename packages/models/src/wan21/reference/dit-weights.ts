@@ -1,5 +1,5 @@
 import type { TensorData } from '@flowfleet/platform';
-import { checkWeightsAgainstConfig } from '../check-weights.js';
+import { checkWeightsAgainstConfig } from '../../weights/check-weights.js';
 import { parameterShapes, textEncoderParameterShapes } from '../parameter-shapes.js';
 import type { Wan21Config } from '../wan21-config.js';
 

@@ -1,26 +1,26 @@
-import { SOLVER_OP } from '@flowfleet/platform';
+import { SOLVER_OP, type InputDims } from '@flowfleet/platform';
 import {
   createDitReferenceFactory,
   createTextEncoderReferenceFactory,
   type ComponentFactory,
-} from '../../components/reference-components.js';
-import { initWeights } from '../../init-weights.js';
-import { createOnnxArtifacts } from '../../onnx/onnx-artifacts.js';
-import { parameterShapes, textEncoderParameterShapes } from '../../parameter-shapes.js';
-import { invalidRequest, resolveSamplingRequest } from '../../sampling/resolve-sampling-request.js';
+} from './components/reference-components.js';
+import { initWeights, type Wan21Component } from './init-weights.js';
+import { createOnnxArtifacts } from './onnx/onnx-artifacts.js';
+import { parameterShapes, textEncoderParameterShapes } from './parameter-shapes.js';
+import { invalidRequest, resolveSamplingRequest } from '../sampling/resolve-sampling-request.js';
 import type {
   LatentSize,
   ResolvedSamplingRequest,
   SamplingDefaults,
   SamplingRequest,
-} from '../../sampling/sampling-request.js';
-import type { Wan21Config } from '../../wan21-config.js';
-import type { ModelCard, ModelComponentSpec } from '../model-card.js';
-import { createWan21DenoiseLoop, WAN21_DENOISE_LOOP_ID } from './denoise-loop.js';
+} from '../sampling/sampling-request.js';
+import type { Wan21Config } from './wan21-config.js';
+import type { ModelCard, ModelComponentSpec } from '../cards/model-card.js';
+import { createWan21DenoiseLoop, WAN21_DENOISE_LOOP_ID } from './loop/denoise-loop.js';
 import { WAN21_DIT_CHECKPOINT_KEYS } from './wan21-checkpoint-keys.js';
 
 /** The two components of a wan21 card. */
-export type Wan21ComponentId = 'dit' | 'text_encoder';
+export type Wan21ComponentId = Wan21Component;
 
 /** How to build a card with the wan21 structure (dit + text_encoder, the CFG denoise loop). */
 export interface Wan21CardOptions {
@@ -28,8 +28,11 @@ export interface Wan21CardOptions {
   readonly config: Wan21Config;
   /** Per component: the terminal-rung factory (default: the TS reference in the worker pool). */
   readonly factories?: Partial<Record<Wan21ComponentId, ComponentFactory>>;
-  /** Per component: the backend artifacts (default: the ONNX builders of `config`). */
-  readonly artifacts?: Partial<Record<Wan21ComponentId, Readonly<Record<string, unknown>>>>;
+  /**
+   * Default true: each component carries the ONNX artifacts of `config`; false: none, so the
+   * ort-* builders refuse the components and their factories build them.
+   */
+  readonly onnx?: boolean;
   /** Default `breakable`; `eager` for components that cannot capture. */
   readonly graphCapture?: 'eager' | 'breakable';
   readonly sampling?: SamplingDefaults;
@@ -70,6 +73,21 @@ function resolveWan21Request(
   return resolved;
 }
 
+/** The input dims of one forward of a wan21 component over `batch` samples of a `latent`. */
+function wan21ForwardInputDims(
+  config: Wan21Config,
+  id: Wan21ComponentId,
+  batch: number,
+  latent: LatentSize,
+): InputDims {
+  if (id === 'text_encoder') return { tokens: [batch, config.textLen] };
+  return {
+    latent: [batch, config.inChannels, latent.frames, latent.height, latent.width],
+    timestep: [batch],
+    context: [batch, config.textLen, config.textDim],
+  };
+}
+
 /** The ops of a wan21 rollout: the sampler's solver op, and cfg_combine when guidance is on. */
 function wan21RequiredOps(request: ResolvedSamplingRequest): string[] {
   const ops: string[] = [request.sampler === 'ode' ? SOLVER_OP.euler : SOLVER_OP.sde];
@@ -94,7 +112,10 @@ export function createWan21Card(options: Wan21CardOptions): ModelCard<Wan21Confi
       id,
       kind: id,
       factory: options.factories?.[id] ?? reference(config),
-      artifacts: options.artifacts?.[id] ?? createOnnxArtifacts(config, id),
+      ...(options.onnx === false ? {} : { onnx: createOnnxArtifacts(config, id) }),
+      forwardInputDims: (batch: number, latent: LatentSize) =>
+        wan21ForwardInputDims(config, id, batch, latent),
+      latentSized: id === 'dit',
       parameterShapes: () => shapes(config),
       initWeights: (seed: number) => initWeights(config, seed, id),
       ...(id === 'dit' ? { checkpointKeys: WAN21_DIT_CHECKPOINT_KEYS } : {}),

@@ -11,7 +11,7 @@ import type { ComputePool } from '@flowfleet/platform';
 import { ReferenceCompute } from '../reference-worker/reference-compute.js';
 import type { Wan21Config } from '../wan21-config.js';
 import { checkCaptureDims, checkReferenceInputs, type ReferenceKind } from './reference-forward.js';
-import { CPU_REFERENCE_SOURCE } from './reference-source.js';
+import { CPU_REFERENCE_SOURCE } from '../../components/reference-source.js';
 
 type InputDims = Readonly<Record<string, readonly number[]>>;
 

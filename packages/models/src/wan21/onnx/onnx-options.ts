@@ -1,14 +1,11 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
+import type { OnnxForm } from '../../onnx/onnx-form.js';
 
 /**
- * How a graph is specialised. `eager`: every weight is a graph input named like its state_dict
- * entry and batch/grid dims are symbolic (one session serves any shape and any weight version).
- * `captured`: weights (and RoPE tables) baked in as initializers and every dim fixed.
+ * Options of `buildDitOnnx` / `buildTextEncoderOnnx`: the form, and for `captured` the weights and
+ * the fixed dims (the card's ONNX artifacts derive them from a forward's input dims).
  */
-export type OnnxForm = 'eager' | 'captured';
-
-/** Options of `buildDitOnnx` / `buildTextEncoderOnnx` (and of a card's `artifacts.buildOnnx`). */
 export interface OnnxBuildOptions {
   readonly form: OnnxForm;
   /** The component's weights by state_dict name; required for `captured`, ignored for `eager`. */
@@ -71,30 +68,4 @@ export function checkPatchMultiple(
       });
     }
   });
-}
-
-/** Throws when the form is neither `eager` nor `captured` (options may come from a CLI). */
-export function checkForm(options: OnnxBuildOptions): void {
-  const form: string = options.form;
-  if (form !== 'eager' && form !== 'captured') {
-    throw invalidOptions(`unknown form "${form}" (expected eager or captured)`, { form });
-  }
-}
-
-/** Largest baked-weight payload a single ModelProto can carry (protobuf's 2 GiB message limit, with headroom for the graph). */
-export const MAX_CAPTURED_WEIGHT_BYTES = 2_000_000_000;
-
-/**
- * Refuses a captured graph whose float32 weights would not fit one protobuf message.
- * @throws MODEL_ONNX_OPTIONS_INVALID naming the size; the eager form has no such limit.
- */
-export function checkCapturedSize(shapes: ReadonlyMap<string, readonly number[]>): void {
-  let bytes = 0;
-  for (const dims of shapes.values()) bytes += 4 * dims.reduce((a, b) => a * b, 1);
-  if (bytes > MAX_CAPTURED_WEIGHT_BYTES) {
-    throw invalidOptions(
-      `captured weights need ${bytes} bytes, over the ${MAX_CAPTURED_WEIGHT_BYTES}-byte limit of one ONNX protobuf; use the eager form`,
-      { field: 'form', weightBytes: bytes, limitBytes: MAX_CAPTURED_WEIGHT_BYTES },
-    );
-  }
 }

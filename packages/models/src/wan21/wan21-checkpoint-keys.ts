@@ -1,4 +1,4 @@
-import { renameVocabulary, type CheckpointKeys } from '../../checkpoint/checkpoint-keys.js';
+import { renameVocabulary, type CheckpointKeys } from '../checkpoint/checkpoint-keys.js';
 
 /**
  * The renames of diffusers' `scripts/convert_wan_to_diffusers.py` (TRANSFORMER_KEYS_RENAME_DICT,

@@ -8,7 +8,7 @@ import type {
 } from '@flowfleet/platform';
 import type { DitWorkspaceSlot } from '../reference/dit-forward.js';
 import type { Wan21Config } from '../wan21-config.js';
-import { CPU_REFERENCE_SOURCE } from './reference-source.js';
+import { CPU_REFERENCE_SOURCE } from '../../components/reference-source.js';
 import { runReferenceForward, type ReferenceKind } from './reference-forward.js';
 import { WorkerReferenceComponent } from './worker-reference-component.js';
 

@@ -3,8 +3,8 @@ import { encodeOnnxModel, type OnnxDim } from '@flowfleet/formats';
 import { parameterShapes } from '../parameter-shapes.js';
 import { ropeTables } from '../rope-tables.js';
 import { headDim, validateWan21Config, type Wan21Config } from '../wan21-config.js';
-import { checkWeightsAgainstConfig } from '../check-weights.js';
-import { bindParams } from './bind-params.js';
+import { checkWeightsAgainstConfig } from '../../weights/check-weights.js';
+import { bindParams } from '../../onnx/bind-params.js';
 import {
   ditBlock,
   ditHead,
@@ -13,10 +13,9 @@ import {
   timeEmbedding,
   unpatchify,
 } from './dit-parts.js';
-import { GraphBuilder, type Value } from './graph-builder.js';
+import { GraphBuilder, type Value } from '../../onnx/graph-builder.js';
+import { checkCapturedSize, checkForm } from '../../onnx/onnx-form.js';
 import {
-  checkCapturedSize,
-  checkForm,
   checkPatchMultiple,
   requireDim,
   type CapturedDims,
@@ -59,7 +58,7 @@ function capturedDims(config: Wan21Config, options: OnnxBuildOptions): CapturedD
  */
 export function buildDitOnnx(config: Wan21Config, options: OnnxBuildOptions): Uint8Array {
   validateWan21Config(config);
-  checkForm(options);
+  checkForm(options.form);
   const shapes = parameterShapes(config);
   const captured = options.form === 'captured' ? capturedDims(config, options) : undefined;
   if (captured !== undefined) {

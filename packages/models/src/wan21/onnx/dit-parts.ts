@@ -1,5 +1,5 @@
 import type { Wan21Config } from '../wan21-config.js';
-import type { GraphBuilder, Value } from './graph-builder.js';
+import type { GraphBuilder, Value } from '../../onnx/graph-builder.js';
 import {
   applyRope,
   attention,
@@ -13,7 +13,7 @@ import {
   silu,
   splitHeads,
   type ParamLookup,
-} from './layers.js';
+} from '../../onnx/layers.js';
 
 /** Step 1: Conv3d with stride = kernel = patch, then [B, D, f, h, w] → tokens [B, N, D]. */
 export function patchify(

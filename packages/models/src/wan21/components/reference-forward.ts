@@ -6,7 +6,7 @@ import type { LatentDims } from '../reference/patchify.js';
 import { textEncoderForward } from '../reference/text-encoder-forward.js';
 import type { TokenIds } from '../reference/text-encoder-forward.js';
 import type { Wan21Config } from '../wan21-config.js';
-import { requireDim, requireInput } from './component-inputs.js';
+import { requireDim, requireInput } from '../../components/component-inputs.js';
 
 /** The component kinds the TS reference implements. */
 export type ReferenceKind = 'dit' | 'text_encoder';

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
 import type { TensorData } from '@flowfleet/platform';
 import { checkWeightsAgainstConfig, diffWeights } from './check-weights.js';
-import { initWeights } from './init-weights.js';
-import { textEncoderParameterShapes } from './parameter-shapes.js';
-import { WAN21_MINI } from './wan21-config.js';
+import { initWeights } from '../wan21/init-weights.js';
+import { textEncoderParameterShapes } from '../wan21/parameter-shapes.js';
+import { WAN21_MINI } from '../wan21/wan21-config.js';
 
 const shapes = textEncoderParameterShapes(WAN21_MINI);
 

@@ -2,12 +2,13 @@ import { FlowfleetError } from '@flowfleet/errors';
 import { encodeOnnxModel, type OnnxDim } from '@flowfleet/formats';
 import { TEXT_ENCODER_PREFIX, textEncoderParameterShapes } from '../parameter-shapes.js';
 import { validateWan21Config, type Wan21Config } from '../wan21-config.js';
-import { checkWeightsAgainstConfig } from '../check-weights.js';
-import { bindParams } from './bind-params.js';
+import { checkWeightsAgainstConfig } from '../../weights/check-weights.js';
+import { bindParams } from '../../onnx/bind-params.js';
 import { ONNX_GRAPH_VERSION, SYMBOLIC_DIMS } from './dit-graph.js';
-import { GraphBuilder } from './graph-builder.js';
-import { geluTanh, layerNormNoAffine, linear } from './layers.js';
-import { checkCapturedSize, checkForm, requireDim, type OnnxBuildOptions } from './onnx-options.js';
+import { GraphBuilder } from '../../onnx/graph-builder.js';
+import { geluTanh, layerNormNoAffine, linear } from '../../onnx/layers.js';
+import { checkCapturedSize, checkForm } from '../../onnx/onnx-form.js';
+import { requireDim, type OnnxBuildOptions } from './onnx-options.js';
 
 /**
  * Builds the toy text encoder as ONNX ModelProto bytes (opset 17):
@@ -22,7 +23,7 @@ import { checkCapturedSize, checkForm, requireDim, type OnnxBuildOptions } from 
  */
 export function buildTextEncoderOnnx(config: Wan21Config, options: OnnxBuildOptions): Uint8Array {
   validateWan21Config(config);
-  checkForm(options);
+  checkForm(options.form);
   const shapes = textEncoderParameterShapes(config);
   let B: OnnxDim = SYMBOLIC_DIMS.batch;
   if (options.form === 'captured') {

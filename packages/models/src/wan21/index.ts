@@ -1,0 +1,18 @@
+// The wan21 family's entry, `@flowfleet/models/wan21`: the Wan2.1 config, its cards and the pieces
+// tests, benchmarks and scripts reach directly. Product code reaches the cards by model id through
+// the card registry (`@flowfleet/models`), never through this entry.
+export { WAN21_1_3B, WAN21_MINI, createWan21Config } from './wan21-config.js';
+export type { Wan21Config } from './wan21-config.js';
+export { parameterCount, parameterShapes } from './parameter-shapes.js';
+export { tokenize } from './tokenize.js';
+export { initWeights } from './init-weights.js';
+export { wan21MiniCard } from './wan21-mini-card.js';
+export { createWan21Card } from './wan21-card.js';
+export type { Wan21CardOptions, Wan21ComponentId } from './wan21-card.js';
+export { ditForward } from './reference/dit-forward.js';
+export { textEncoderForward } from './reference/text-encoder-forward.js';
+export { createDitReferenceFactory } from './components/reference-components.js';
+export { buildDitOnnx } from './onnx/dit-graph.js';
+export { buildTextEncoderOnnx } from './onnx/text-encoder-graph.js';
+export { createOnnxArtifacts } from './onnx/onnx-artifacts.js';
+export type { OnnxBuildOptions } from './onnx/onnx-options.js';
