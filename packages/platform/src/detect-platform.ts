@@ -57,8 +57,8 @@ export interface PlatformProbes {
   execFile(file: string, args: readonly string[]): string | undefined;
   /** Path of onnxruntime-node's package.json, resolved without loading the module. */
   resolveOrtPackageJson(): string | undefined;
-  /** What a WebGPU adapter request answers (Dawn in a child process). */
-  webgpuAdapter(): WebGpuAdapterProbe;
+  /** What a WebGPU adapter request answers (Dawn in a child process with `env`). */
+  webgpuAdapter(env: Readonly<Record<string, string | undefined>>): WebGpuAdapterProbe;
 }
 
 /** The probes of this process: /proc, /dev, nvidia-smi and module resolution. */
@@ -96,7 +96,7 @@ export function hostProbes(): PlatformProbes {
         return undefined;
       }
     },
-    webgpuAdapter: () => requestWebGpuAdapter(process.env),
+    webgpuAdapter: (env) => requestWebGpuAdapter(env),
   };
 }
 
@@ -237,13 +237,13 @@ export function platformFromProbes(probes: PlatformProbes): PlatformFacts {
       const cuda = cudaFacts(probes, cpu.arch);
       facts = typeof cuda === 'string' ? unavailable('cuda', cuda) : cuda;
     } else if (choice === 'webgpu') {
-      const webgpu = webgpuFacts(probes.webgpuAdapter(), cpu.arch);
+      const webgpu = webgpuFacts(probes.webgpuAdapter(probes.env), cpu.arch);
       facts = typeof webgpu === 'string' ? unavailable('webgpu', webgpu) : webgpu;
     } else {
       const cuda = cudaFacts(probes, cpu.arch);
       const webgpu =
         typeof cuda === 'string' && GPU_DEVICE_NODES.some((node) => probes.exists(node))
-          ? webgpuFacts(probes.webgpuAdapter(), cpu.arch)
+          ? webgpuFacts(probes.webgpuAdapter(probes.env), cpu.arch)
           : undefined;
       if (typeof cuda !== 'string') facts = cuda;
       else if (typeof webgpu === 'object' && webgpu.arch !== SOFTWARE_ADAPTER_ARCH) facts = webgpu;
