@@ -34,7 +34,7 @@ export const ORT_PARITY_TOLERANCE = Object.freeze({ rtol: 1e-5, atol: 1e-5 });
  * How far the `ort-webgpu` cells may drift from the TS reference, and a webgpu rollout from an
  * ort-cpu one, over a whole denoise run: WebGPU shaders accumulate in float32 in another order
  * than the CPU provider's GEMMs, so the bound is stated separately from ORT_PARITY_TOLERANCE.
- * Measured on a software adapter (lavapipe, 2026-12-05): one wan21-mini forward 1.4e-6 from the
+ * Measured on a software adapter (lavapipe, 2026-12-05): one forward of the mini card 1.4e-6 from the
  * TS reference; an 8-step SDE rollout with CFG 4.7e-6 on the final latents and 1.5e-8 on the
  * log-probs from ort-cpu — so 5e-5 leaves 10× for a real GPU's own rounding. Checked by
  * test/webgpu/device-parity.test.ts and the component conformance suite.
