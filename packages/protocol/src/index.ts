@@ -29,7 +29,7 @@ export { WorkerManifestSchema } from './worker-manifest.js';
 export type { ManifestRow, WorkerManifest } from './worker-manifest.js';
 export { manifestDigestOf, WorkerHeartbeatSchema } from './worker-heartbeat.js';
 export type { WorkerHeartbeat } from './worker-heartbeat.js';
-export { manifestSatisfies } from './manifest-satisfies.js';
+export { manifestSatisfies, platformReasons } from './manifest-satisfies.js';
 export {
   AdapterSchema,
   archAtLeast,

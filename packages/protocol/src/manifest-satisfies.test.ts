@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { archAtLeast, isArchReachable } from './arch.js';
-import { manifestSatisfies } from './manifest-satisfies.js';
+import { manifestSatisfies, platformReasons } from './manifest-satisfies.js';
 import type { Requirements } from './requirements.js';
 import { WorkerManifestSchema, type ManifestRow, type WorkerManifest } from './worker-manifest.js';
 
@@ -99,6 +99,17 @@ describe('manifestSatisfies', () => {
     expect(
       reasonsOf(manifest(), { ...REQS, devices: ['cpu', 'webgpu'], adapter: 'software' }),
     ).toEqual(["'cpu/x86-64-v3' is no software adapter; the job asks for one"]);
+  });
+
+  it('matches a platform alone (a configured class) on device, minArch and adapter', () => {
+    const webgpu: Requirements = { ...REQS, devices: ['webgpu'] };
+    const software = { device: 'webgpu', arch: 'software' };
+    expect(platformReasons(software, webgpu)).toEqual([]);
+    expect(platformReasons(software, { ...webgpu, adapter: 'hardware' })).toHaveLength(1);
+    expect(platformReasons({ device: 'webgpu', arch: 'amd-rdna-3' }, webgpu)).toEqual([]);
+    expect(platformReasons({ device: 'cpu', arch: 'x86-64-v2' }, webgpu)).toEqual([
+      "device 'cpu' is not allowed (allowed: webgpu)",
+    ]);
   });
 
   it('compares cuda archs numerically', () => {
