@@ -5,7 +5,8 @@
 # parts of onnxruntime-node and Dawn's Node bindings, a redis-server with its libraries, the
 # Vulkan loader — as bench/device/dist/flowfleet-device-kit.tar.xz (under 64 MiB).
 #
-#   bash bench/device/pack.sh            then, on the GPU machine:
+#   bash bench/device/pack.sh [--no-archive]   (the latter stops at the unpacked kit directory)
+#   then, on the GPU machine:
 #   tar xJf flowfleet-device-kit.tar.xz && flowfleet-device-kit/run.sh --out device.json
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,14 +22,17 @@ mkdir -p "$kit/bin" "$kit/app/node_modules" "$kit/lib/redis" "$kit/lib/vulkan"
 # entries of their own, named as moduleWorkerUrl looks for them next to their caller, and shared
 # code is split into chunks so a thread holds one copy of each module (FlowfleetError's class
 # among them). The native packages stay external and travel as files.
+# Every module a thread loads by moduleWorkerUrl(import.meta.url, '<stem>'): <caller's dir>/<stem>.ts.
+thread_entries=()
+while IFS=: read -r file stem; do
+  thread_entries+=("$stem=$(dirname "$file")/$stem.ts")
+done < <(grep -rHoE --include='*.ts' --exclude='*.test.ts' "moduleWorkerUrl\(import\.meta\.url, '[a-z-]+'\)" \
+  packages/*/src apps/*/src | sed -E "s/:moduleWorkerUrl\(import\.meta\.url, '([a-z-]+)'\)/:\1/" | sort -u)
 "$root/node_modules/.bin/esbuild" \
   coordinator=apps/coordinator/src/main.ts \
   worker=apps/worker/src/main.ts \
   device-bench=bench/device/device-bench.ts \
-  compute-thread=packages/platform/src/worker-threads/compute-thread.ts \
-  ort-handler=packages/backends/src/ort/ort-handler.ts \
-  reference-handler=packages/models/src/reference-worker/reference-handler.ts \
-  lora-merge-handler=packages/models/src/lora/lora-merge-handler.ts \
+  "${thread_entries[@]}" \
   --bundle --splitting --format=esm --platform=node --target=node20 \
   --conditions=@flowfleet/source --external:onnxruntime-node --external:webgpu \
   --banner:js="import { createRequire as __ffRequire } from 'node:module'; const require = __ffRequire(import.meta.url);" \
@@ -77,6 +81,10 @@ cp bench/device/run.sh "$kit/run.sh"
 cp bench/device/README.md "$kit/README.md"
 chmod +x "$kit/run.sh"
 
+if [ "${1:-}" = --no-archive ]; then
+  echo "pack: $kit ($(du -sm "$kit" | cut -f1) MiB, not archived)"
+  exit 0
+fi
 (cd "$dist" && tar -cf - flowfleet-device-kit | xz -T0 -6 >flowfleet-device-kit.tar.xz)
 size=$(stat -c %s "$dist/flowfleet-device-kit.tar.xz")
 echo "pack: $dist/flowfleet-device-kit.tar.xz $((size / 1024 / 1024)) MiB ($size bytes; unpacked $(du -sm "$kit" | cut -f1) MiB)"
