@@ -6,7 +6,7 @@
 // processes) on each device. Writes one JSON.
 //
 //   node device-bench.js --out device.json [--latent 9x30x52] [--batch 2] [--runs 5]
-//     [--cards wan21-mini,wan21-t2v-1.3b] [--group 4] [--steps 10] [--rollout-latent FxHxW]
+//     [--cards wan21-mini,wan2.1-t2v-1.3b] [--group 4] [--steps 10] [--rollout-latent FxHxW]
 //     [--apps <dir of coordinator.js/worker.js>] [--redis-server <path>] [--no-fleet]
 //
 // From sources: npm run bench:device -- --latent 1x8x8 --rollout-latent 1x8x8 (lavapipe sizes).
@@ -39,7 +39,7 @@ const { values: args } = parseArgs({
     latent: { type: 'string', default: '9x30x52' },
     batch: { type: 'string', default: '2' },
     runs: { type: 'string', default: '5' },
-    cards: { type: 'string', default: 'wan21-mini,wan21-t2v-1.3b' },
+    cards: { type: 'string', default: 'wan21-mini,wan2.1-t2v-1.3b' },
     group: { type: 'string', default: '4' },
     steps: { type: 'string', default: '10' },
     'rollout-latent': { type: 'string' },
