@@ -56,8 +56,8 @@ export interface BackendSetupOptions {
  * share a test process) and platform, on the worker's compute pool. `cpu`: the TS reference
  * kernels, and components from the card's TS reference factory (forwards in the pool).
  * `ort-cpu` / `auto`: also the ONNX Runtime component cells, after loading ONNX Runtime into the
- * pool and probing the providers (manifest rows are read only after the probe, so they say what
- * really works here). `auto` falls back to the TS reference when ONNX Runtime fails — except on
+ * pool and probing cpu and the worker's own device's provider (manifest rows are read only after
+ * the probe, so they say what really works here). `auto` falls back to the TS reference when ONNX Runtime fails — except on
  * a webgpu worker, whose components must run on onnxruntime's webgpu provider: there a failure to
  * start it, or a backend that would compute on the CPU, stops the worker instead of letting it
  * claim a GPU it does not use.
@@ -89,7 +89,11 @@ export async function setUpBackends(options: BackendSetupOptions): Promise<Worke
       const sessions = await OrtSessions.attach(pool, {
         intraOpThreads: options.ortIntraOpThreads,
       });
-      await sessions.probeAll();
+      // Only the providers this worker's device can use: the others' cells are unavailable here
+      // whatever a probe says (one device per worker), and a webgpu probe costs a Dawn device.
+      const providers =
+        facts.device === 'cpu' ? ['cpu' as const] : (['cpu', facts.device] as const);
+      await Promise.all(providers.map((provider) => sessions.probe(provider)));
       ort = sessions;
     } catch (cause) {
       if (backend === 'ort-cpu' || webgpu) {
