@@ -29,6 +29,7 @@ import {
   within,
   type ComponentForward,
   type TensorMap,
+  type WeightSet,
 } from '@flowfleet/platform';
 import { machineFacts, round, timingStats } from '../lib/bench-report.js';
 import { runFleetGroups, type FleetGroupResult } from './device-fleet.js';
@@ -94,11 +95,7 @@ const firstOutput = (out: Record<string, { data: unknown }>): Float32Array =>
   Object.values(out)[0]?.data as Float32Array;
 
 /** Eager and captured timings of one component on one provider, plus the outputs to compare. */
-async function measureProvider(
-  component: ComponentForward,
-  inputs: TensorMap,
-  weights: { id: string; tensors: ReadonlyMap<string, never> } | never,
-) {
+async function measureProvider(component: ComponentForward, inputs: TensorMap, weights: WeightSet) {
   const first = await timed(() => component.run(inputs, weights));
   const eagerMs: number[] = [];
   for (let i = 0; i < runs; i++)
@@ -111,7 +108,8 @@ async function measureProvider(
   if (component.capture !== undefined) {
     try {
       const inputDims = Object.fromEntries(Object.entries(inputs).map(([k, t]) => [k, t.dims]));
-      const build = await timed(() => component.capture!(weights, inputDims));
+      const capture = component.capture.bind(component);
+      const build = await timed(() => capture(weights, inputDims));
       const replayFirst = await timed(() => build.value.run(inputs));
       const replayMs: number[] = [];
       for (let i = 0; i < runs; i++) replayMs.push((await timed(() => build.value.run(inputs))).ms);
@@ -146,14 +144,14 @@ async function measureCard(
   const spec = card.components.find((c) => c.latentSized && c.onnx !== undefined);
   if (spec === undefined) return { card: cardId, status: 'no latent-sized ONNX component' };
   const inputs = latentInputs(spec);
-  const weights = { id: `${cardId}/${spec.id}@bench`, tensors: spec.initWeights(1) };
+  const weights: WeightSet = { id: `${cardId}/${spec.id}@bench`, tensors: spec.initWeights(1) };
   const providers: Record<string, unknown> = {};
   const outputs: Record<string, Float32Array> = {};
   for (const provider of ['webgpu', 'cpu'] as const) {
     try {
       const component = await createOrtComponentBuilder({ provider, sessions })(spec, undefined);
       try {
-        const measured = await measureProvider(component, inputs, weights as never);
+        const measured = await measureProvider(component, inputs, weights);
         providers[provider] = measured.result;
         outputs[provider] = measured.eager;
       } finally {
