@@ -620,6 +620,12 @@ export const ERROR_CODES = {
     summary:
       "A TS reference component was built on a platform without a compute pool (createPlatform({pool})) and not placed on the caller's thread.",
   },
+  MODEL_NO_REFERENCE_FORWARD: {
+    source: 'models',
+    httpStatus: 500,
+    summary:
+      'A card component has no TS reference forward (its factory, the last rung) and no backend could build it: it runs on ONNX Runtime only.',
+  },
   MODEL_COMPONENT_DISPOSED: {
     source: 'models',
     httpStatus: 500,

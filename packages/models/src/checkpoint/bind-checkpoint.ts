@@ -30,7 +30,8 @@ function sameDims(a: readonly number[], b: readonly number[]): boolean {
 /**
  * Maps a checkpoint's keys onto the component's parameter names through the card's key maps
  * (any vocabulary, any listed prefix) and checks the result: every parameter exactly once, each
- * with its shape and a weights dtype (F32, F16, BF16).
+ * with its shape and a weights dtype (F32, F16, BF16). Keys under the spec's `ignoredPrefixes`
+ * (other modules of the same published file) are skipped.
  * @returns card name → checkpoint key, in the component's parameter order
  * @throws FlowfleetError MODEL_WEIGHTS_MISMATCH listing every missing parameter, every unexpected
  *   key (unknown, or a second key for a parameter already bound) and every wrong shape or dtype
@@ -46,6 +47,7 @@ export function bindCheckpoint(
   const wrongShape: WrongShapeTensor[] = [];
   for (const [key, entry] of entries) {
     const resolved = lookup.resolve(key);
+    if (resolved === undefined && lookup.isIgnored(key)) continue;
     if (resolved === undefined || bound.has(resolved.name)) {
       unexpected.push(key);
       continue;

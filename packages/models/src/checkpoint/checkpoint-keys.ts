@@ -14,6 +14,11 @@ export interface CheckpointVocabulary {
 export interface CheckpointKeys {
   readonly prefixes: readonly string[];
   readonly vocabularies: readonly CheckpointVocabulary[];
+  /**
+   * Keys (after a prefix) of other modules the published file also holds, skipped rather than
+   * refused as unexpected (e.g. an autoencoder file whose encoder the component does not use).
+   */
+  readonly ignoredPrefixes?: readonly string[];
 }
 
 /** A checkpoint key resolved to the card's name. */
@@ -32,13 +37,16 @@ export interface ResolvedKey {
 export class CheckpointKeyLookup {
   readonly #byKey: ReadonlyMap<string, { name: string; vocabulary: string }>;
   readonly #prefixes: readonly string[];
+  readonly #ignored: readonly string[];
 
   private constructor(
     byKey: ReadonlyMap<string, { name: string; vocabulary: string }>,
     prefixes: readonly string[],
+    ignored: readonly string[],
   ) {
     this.#byKey = byKey;
     this.#prefixes = prefixes;
+    this.#ignored = ignored;
   }
 
   /**
@@ -66,7 +74,7 @@ export class CheckpointKeyLookup {
     }
     // Longest first, so `base_model.model.` wins over `model.`.
     const prefixes = [...(keys?.prefixes ?? [])].sort((a, b) => b.length - a.length);
-    return new CheckpointKeyLookup(byKey, prefixes);
+    return new CheckpointKeyLookup(byKey, prefixes, keys?.ignoredPrefixes ?? []);
   }
 
   /** The card name of `key` (as is, or under one of the prefixes), or undefined. */
@@ -80,6 +88,12 @@ export class CheckpointKeyLookup {
       if (found !== undefined) return { ...found, unprefixed };
     }
     return undefined;
+  }
+
+  /** Whether `key` (as is, or under a prefix) belongs to a module the component skips. */
+  isIgnored(key: string): boolean {
+    const unprefixed = this.strip(key);
+    return this.#ignored.some((p) => key.startsWith(p) || unprefixed.startsWith(p));
   }
 
   /** `key` without the first of the prefixes it starts with (longest first). */

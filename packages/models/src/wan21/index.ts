@@ -16,3 +16,17 @@ export { buildDitOnnx } from './onnx/dit-graph.js';
 export { buildTextEncoderOnnx } from './onnx/text-encoder-graph.js';
 export { createOnnxArtifacts } from './onnx/onnx-artifacts.js';
 export type { OnnxBuildOptions } from './onnx/onnx-options.js';
+export {
+  WAN21_VAE,
+  WAN21_VAE_MINI,
+  validateWanVaeConfig,
+  vaeFrameCount,
+} from './vae/vae-config.js';
+export type { WanVaeConfig } from './vae/vae-config.js';
+export { vaeCacheSlots, vaeDecoderParameters, vaeParameterShapes } from './vae/vae-plan.js';
+export type { VaeCacheSlot, VaeParameter } from './vae/vae-plan.js';
+export { buildVaeDecoderOnnx, VAE_IO } from './vae/vae-graph.js';
+export type { VaeOnnxOptions } from './vae/vae-graph.js';
+export { decodeVaeClip, VaeClipDecode, vaeStepInputDims } from './vae/vae-clip-decode.js';
+export { createVaeDecoderComponent, VAE_DECODER_KIND } from './vae/vae-component.js';
+export { initVaeDecoderWeights } from './vae/vae-weights.js';

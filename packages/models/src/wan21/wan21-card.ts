@@ -1,3 +1,4 @@
+import { FlowfleetError } from '@flowfleet/errors';
 import { SOLVER_OP, type InputDims } from '@flowfleet/platform';
 import {
   createDitReferenceFactory,
@@ -18,6 +19,8 @@ import type { Wan21Config } from './wan21-config.js';
 import type { ModelCard, ModelComponentSpec } from '../cards/model-card.js';
 import { createWan21DenoiseLoop, WAN21_DENOISE_LOOP_ID } from './loop/denoise-loop.js';
 import { WAN21_DIT_CHECKPOINT_KEYS } from './wan21-checkpoint-keys.js';
+import { createVaeDecoderComponent } from './vae/vae-component.js';
+import type { WanVaeConfig } from './vae/vae-config.js';
 
 /** The two components of a wan21 card. */
 export type Wan21ComponentId = Wan21Component;
@@ -37,6 +40,11 @@ export interface Wan21CardOptions {
   readonly graphCapture?: 'eager' | 'breakable';
   readonly sampling?: SamplingDefaults;
   readonly latent?: LatentSize;
+  /**
+   * A VAE decoder of this config as component `vae` (kind `vae_decoder`: the latent's frames, one
+   * latent frame per forward; ONNX Runtime only). Its latent channels must be the DiT's.
+   */
+  readonly vae?: WanVaeConfig;
 }
 
 const DEFAULT_SAMPLING: SamplingDefaults = Object.freeze({
@@ -97,7 +105,7 @@ function wan21RequiredOps(request: ResolvedSamplingRequest): string[] {
 
 /**
  * A card with the wan21 structure: a `dit` and a `text_encoder` component (TS reference
- * factories and ONNX artifacts unless given), the `diffusion_denoise` loop, Wan2.1 parameter
+ * factories and ONNX artifacts unless given), optionally a `vae` decoder, the `diffusion_denoise` loop, Wan2.1 parameter
  * shapes and initial weights of `config`, the DiT's checkpoint key maps (diffusers names,
  * trainer prefixes), and the wan21 request rules.
  */
@@ -120,6 +128,13 @@ export function createWan21Card(options: Wan21CardOptions): ModelCard<Wan21Confi
       initWeights: (seed: number) => initWeights(config, seed, id),
       ...(id === 'dit' ? { checkpointKeys: WAN21_DIT_CHECKPOINT_KEYS } : {}),
     });
+  if (options.vae !== undefined && options.vae.zDim !== config.inChannels) {
+    throw new FlowfleetError(
+      'MODEL_CONFIG_INVALID',
+      `the VAE's zDim (${options.vae.zDim}) must be the DiT's latent channels (${config.inChannels})`,
+      { details: { field: 'vae.zDim', value: options.vae.zDim, inChannels: config.inChannels } },
+    );
+  }
   const card: ModelCard<Wan21Config> = Object.freeze({
     id: options.id,
     config,
@@ -130,6 +145,7 @@ export function createWan21Card(options: Wan21CardOptions): ModelCard<Wan21Confi
         (c) => createTextEncoderReferenceFactory(c),
         textEncoderParameterShapes,
       ),
+      ...(options.vae === undefined ? [] : [createVaeDecoderComponent(options.vae)]),
     ]),
     loops: Object.freeze([
       Object.freeze({

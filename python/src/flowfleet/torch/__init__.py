@@ -1,6 +1,7 @@
 """flowfleet's PyTorch side (``pip install "flowfleet[torch]"``): the wan21 card's DiT and text
 encoder as ``nn.Module``s whose ``state_dict()`` is the fleet's weight set, the byte tokenizer,
-the RoPE tables, and the per-step velocity with the card's batching and CFG conventions.
+the RoPE tables, the per-step velocity with the card's batching and CFG conventions, and the
+Wan2.1 VAE decoder with its two published checkpoint layouts.
 """
 
 from .config import PAD_TOKEN, WAN21_1_3B, WAN21_MINI, Wan21Config
@@ -8,6 +9,9 @@ from .dit import Wan21DiT, timestep_sinusoid
 from .rope import apply_rope, rope_axis_pairs, rope_tables
 from .text_encoder import Wan21TextEncoder
 from .tokenize import tokenize
+from .vae import VaeCache, Wan21VaeDecoder
+from .vae_checkpoint import bind_vae_checkpoint, load_vae_decoder, random_vae_weights, write_vae_checkpoint
+from .vae_config import WAN21_VAE, WAN21_VAE_MINI, VaeParameter, WanVaeConfig, decoder_parameters
 from .velocity import DitBatch, cfg_combine, dit_batch, uses_cfg, velocity
 from .weights import load_fleet_weights
 
@@ -15,18 +19,29 @@ __all__ = [
     "PAD_TOKEN",
     "WAN21_1_3B",
     "WAN21_MINI",
+    "WAN21_VAE",
+    "WAN21_VAE_MINI",
     "DitBatch",
+    "VaeCache",
+    "VaeParameter",
     "Wan21Config",
     "Wan21DiT",
     "Wan21TextEncoder",
+    "Wan21VaeDecoder",
+    "WanVaeConfig",
     "apply_rope",
+    "bind_vae_checkpoint",
     "cfg_combine",
+    "decoder_parameters",
     "dit_batch",
     "load_fleet_weights",
+    "load_vae_decoder",
+    "random_vae_weights",
     "rope_axis_pairs",
     "rope_tables",
     "timestep_sinusoid",
     "tokenize",
     "uses_cfg",
     "velocity",
+    "write_vae_checkpoint",
 ]
