@@ -22,21 +22,19 @@ import {
   type WeightSet,
 } from '@flowfleet/platform';
 import { createComponentRegistry, registerComponent } from '@flowfleet/registry';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 const card = wan21MiniCard;
 const config = card.config;
 const components = createComponentRegistry();
-// The cells are declared at collection time (the suite enumerates them); the pool they build on
-// is created before the first check runs, so each builder is made on first use.
-let pool: ComputePool;
-let sessions: OrtSessions;
-beforeAll(async () => {
-  pool = await ComputePool.create({ threads: 1 });
-  sessions = await OrtSessions.attach(pool, { intraOpThreads: 1 });
-});
+// The cells are declared, and their availability read, at collection time (the suite enumerates
+// them), so the providers are probed first: a provider that works here (cpu; webgpu where a
+// WebGPU adapter exists, as in CI's lavapipe) is held to the whole suite, the others must say why.
+const pool = await ComputePool.create({ threads: 1 });
+const sessions = await OrtSessions.attach(pool, { intraOpThreads: 1 });
+await sessions.probeAll();
 afterAll(async () => {
-  await pool?.close();
+  await pool.close();
 });
 const builders = new Map<OrtCellProvider, OrtComponentBuilder>();
 declareOrtCells({
@@ -50,6 +48,7 @@ declareOrtCells({
     }
     return builder(spec, instance);
   },
+  cachedProbe: (provider) => sessions.cachedProbe(provider),
 });
 const buildContext = () => ({ pool });
 

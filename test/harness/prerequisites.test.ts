@@ -7,10 +7,14 @@ import { describeMissing, missingPrerequisites, TEST_PREREQUISITES } from './pre
 const SCRIPT = fileURLToPath(new URL('../../scripts/check-test-prerequisites.ts', import.meta.url));
 
 function runCheck(env: NodeJS.ProcessEnv) {
-  return spawnSync(process.execPath, ['--import', 'tsx', SCRIPT], {
-    env: { ...process.env, ...env },
-    encoding: 'utf8',
-  });
+  return spawnSync(
+    process.execPath,
+    ['--conditions=@flowfleet/source', '--import', 'tsx', SCRIPT],
+    {
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+    },
+  );
 }
 
 describe('test prerequisites', () => {
@@ -38,6 +42,17 @@ describe('test prerequisites', () => {
     expect(lines[0]).toMatch(
       /^npm test needs: .*kubectl \(kustomize v4\+\) for the infra\/k8s rendering tests \(kubectl 1\.21\+/,
     );
+  });
+
+  it('names a missing WebGPU adapter in one line with how to install lavapipe', () => {
+    const result = runCheck({
+      VK_DRIVER_FILES: '/nonexistent.json',
+      VK_ICD_FILENAMES: '/nonexistent.json',
+    });
+    expect(result.status).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^npm test needs: a WebGPU adapter .*mesa-vulkan-drivers/);
   });
 
   it('passes silently on this machine, where CI installed everything', () => {

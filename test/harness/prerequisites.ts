@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { requestWebGpuAdapter } from '@flowfleet/platform';
 
 /** One program the test tiers need, and how to get it. */
 export interface Prerequisite {
@@ -94,6 +95,13 @@ export const TEST_PREREQUISITES: readonly Prerequisite[] = [
     neededBy: 'the network tests (packet loss)',
     install: 'apt-get install nftables',
     present: () => onPath('nft', ['--version']),
+  },
+  {
+    name: 'a WebGPU adapter (a Vulkan driver)',
+    neededBy: 'the webgpu backend, device parity and mixed-fleet tests',
+    install:
+      "Debian 12: add the bookworm-backports suite, then apt-get install -t bookworm-backports mesa-vulkan-drivers (lavapipe; Debian 12's own 22.3 lacks a feature Dawn needs)",
+    present: () => requestWebGpuAdapter(process.env).adapter !== undefined,
   },
   {
     name: 'the Python venv (.venv)',

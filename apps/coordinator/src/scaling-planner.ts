@@ -1,6 +1,6 @@
 import {
   WorkerManifestSchema,
-  archAtLeast,
+  platformReasons,
   deviceClassOf,
   manifestSatisfies,
   type ClassScaling,
@@ -39,17 +39,9 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** A configured class never seen live is matched on its platform alone (device and minArch). */
-function platformAdmits(device: string, arch: string, requirements: Requirements): boolean {
-  if (!(requirements.devices as readonly string[]).includes(device)) return false;
-  const min = device === 'cpu' || device === 'cuda' ? requirements.minArch[device] : undefined;
-  return min === undefined || archAtLeast(arch, min);
-}
-
 function canServe(matcher: ClassMatcher, requirements: Requirements): boolean {
-  if (matcher.source === 'configured') {
-    return platformAdmits(matcher.device, matcher.arch, requirements);
-  }
+  // A configured class never seen live is matched on its platform alone (device, minArch, adapter).
+  if (matcher.source === 'configured') return platformReasons(matcher, requirements).length === 0;
   return matcher.manifests.some((manifest) => manifestSatisfies(manifest, requirements).ok);
 }
 

@@ -74,6 +74,16 @@ describe('parseWorkerEnv', () => {
     expect(issuesOf({ ...sentinel, REDIS_URL: 'redis://s1:26379' })).toEqual(['REDIS_URL']);
   });
 
+  it('reads FLOWFLEET_DEVICE: auto by default, cpu, cuda or webgpu, nothing else', () => {
+    expect(workerOptionsFromEnv(parseWorkerEnv(BASE)).device).toBe('auto');
+    for (const device of ['cpu', 'cuda', 'webgpu'] as const) {
+      expect(
+        workerOptionsFromEnv(parseWorkerEnv({ ...BASE, FLOWFLEET_DEVICE: device })).device,
+      ).toBe(device);
+    }
+    expect(issuesOf({ ...BASE, FLOWFLEET_DEVICE: 'gpu' })).toEqual(['FLOWFLEET_DEVICE']);
+  });
+
   it('lists every bad variable at once and treats empty strings as unset', () => {
     expect(
       issuesOf({

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { FlowfleetError } from '@flowfleet/errors';
+import { DEVICE_CHOICES } from '@flowfleet/platform';
 import { redisEnvIssues, redisEnvShape, replicationFromEnv } from '@flowfleet/redis';
 import { z } from 'zod';
 import { parseExtraKernels } from './compute/extra-kernels.js';
@@ -44,6 +45,7 @@ export const workerEnvSchema = z.object({
     .optional(),
   FLOWFLEET_HEARTBEAT_TTL_MS: count(1_000, 600_000).default(15_000),
   FLOWFLEET_BACKEND: z.enum(['auto', 'ort-cpu', 'cpu']).default('auto'),
+  FLOWFLEET_DEVICE: z.enum(DEVICE_CHOICES as ['auto', 'cpu', 'cuda', 'webgpu']).default('auto'),
   FLOWFLEET_ORT_THREADS: count(1, 64).optional(),
   FLOWFLEET_ORT_INTRA_OP_THREADS: count(1, 64).default(1),
   FLOWFLEET_EXTRA_KERNELS: z.string().optional(),
@@ -124,6 +126,7 @@ export function workerOptionsFromEnv(env: WorkerEnv): WorkerOptions {
     concurrency: env.FLOWFLEET_CONCURRENCY,
     heartbeatTtlMs: env.FLOWFLEET_HEARTBEAT_TTL_MS,
     backend: env.FLOWFLEET_BACKEND,
+    device: env.FLOWFLEET_DEVICE,
     ortThreads: env.FLOWFLEET_ORT_THREADS ?? env.FLOWFLEET_CONCURRENCY,
     ortIntraOpThreads: env.FLOWFLEET_ORT_INTRA_OP_THREADS,
     extraKernels:

@@ -1,6 +1,6 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
-import type { PlatformFacts } from '@flowfleet/platform';
+import type { DeviceChoice, PlatformFacts } from '@flowfleet/platform';
 import { NO_REPLICATION_WAIT, type RedisMode, type ReplicationPolicy } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { ExtraKernel } from './compute/extra-kernels.js';
@@ -80,6 +80,12 @@ export interface WorkerOptions {
   readonly ortIntraOpThreads?: number;
   /** Test-only: extra kernel cells that make two workers differ in capability. */
   readonly extraKernels?: readonly ExtraKernel[];
+  /**
+   * The device this worker serves (one device per worker process; FLOWFLEET_DEVICE): `auto`
+   * (cuda, else a hardware WebGPU adapter, else cpu), or `cpu`, `cuda`, `webgpu` to insist (the
+   * worker does not start when that device is not here). Default: what FLOWFLEET_DEVICE says.
+   */
+  readonly device?: DeviceChoice;
   /** Test-only: platform facts instead of detection (for several workers in one process). */
   readonly platformFacts?: PlatformFacts;
   /** Model cards to load, by id in `cards` (default: every card in `cards`). */
@@ -119,6 +125,7 @@ export interface ResolvedWorkerOptions extends Required<
     WorkerOptions,
     | 'workerToken'
     | 'platformFacts'
+    | 'device'
     | 'logger'
     | 'locks'
     | 'ortThreads'
@@ -130,6 +137,7 @@ export interface ResolvedWorkerOptions extends Required<
   readonly egressBytesPerSecond: number | undefined;
   readonly workerToken: string | undefined;
   readonly platformFacts: PlatformFacts | undefined;
+  readonly device: DeviceChoice | undefined;
   readonly locks: LockSettings;
   readonly ortThreads: number;
 }
@@ -172,6 +180,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     ortIntraOpThreads: positive('ortIntraOpThreads', options.ortIntraOpThreads ?? 1),
     extraKernels: options.extraKernels ?? [],
     platformFacts: options.platformFacts,
+    device: options.device,
     models: options.models ?? (options.cards ?? DEFAULT_CARD_REGISTRY).ids,
     cards: options.cards ?? DEFAULT_CARD_REGISTRY,
     locks,

@@ -1,6 +1,6 @@
 export type { BackendRegistries } from './backend-registries.js';
 export { registerCpuBackend } from './cpu-backend.js';
-export { declareOrtCells, ORT_PARITY_TOLERANCE } from './ort-cells.js';
+export { declareOrtCells, ORT_PARITY_TOLERANCE, ORT_WEBGPU_PARITY_TOLERANCE } from './ort-cells.js';
 export type {
   DeclareOrtCellsOptions,
   OrtCellProvider,

@@ -69,7 +69,7 @@ describe('declareOrtCells', () => {
     expect(asked).toHaveLength(3);
   });
 
-  it('on this box: ort-cpu iff the binding is on disk; cuda absent; webgpu not probed', () => {
+  it('on this box: ort-cpu iff the binding is on disk; cuda iff detection says cuda; webgpu not probed', () => {
     const binding = ortBindingPath();
     expect(binding).toMatch(/onnxruntime_binding\.node$/);
     const { components } = declare();
@@ -77,11 +77,33 @@ describe('declareOrtCells', () => {
       'ort-cpu': existsSync(binding ?? '')
         ? 'available'
         : expect.stringContaining('binding missing'),
-      'ort-cuda': expect.stringContaining('no CUDA device'),
+      'ort-cuda':
+        HOST_ORT_FACTS.platform().device === 'cuda'
+          ? 'available'
+          : expect.stringContaining('no CUDA device'),
       'ort-webgpu':
         'availability predicate threw: ort-webgpu: not probed: call OrtSessions.probeAll()',
     });
-    expect(HOST_ORT_FACTS.platform().device).toBe('cpu');
+  });
+
+  it('makes ort-webgpu available only on a webgpu worker when the worker names its device', () => {
+    const webgpu = { webgpu: { available: true } };
+    for (const [device, expected] of [
+      ['webgpu', 'available'],
+      ['cpu', expect.stringContaining('this worker serves cpu (one device per worker process')],
+    ] as const) {
+      const components = createComponentRegistry();
+      declareOrtCells({
+        registries: { components },
+        kinds: ['dit'],
+        builderFor: (provider) => () => Promise.resolve(fakeComponent(`ort-${provider}`)),
+        cachedProbe: (provider) => (webgpu as Record<string, OrtProbeResult>)[provider],
+        device,
+      });
+      expect(reasons(components)['ort-webgpu']).toEqual(expected);
+      // The cpu rung stays available on either: a webgpu worker's device chain ends in cpu.
+      expect(reasons(components)['ort-cpu']).toBe('available');
+    }
   });
 
   it('follows cached probes: a successful webgpu probe makes it available, a failed one says why', () => {

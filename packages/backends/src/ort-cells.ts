@@ -5,6 +5,7 @@ import {
   PLATFORM_OVERRIDE_ENV,
   type ComponentForward,
   type ComponentSpec,
+  type Device,
   type PlatformFacts,
 } from '@flowfleet/platform';
 import { DEFAULT_VARIANT, registerComponent, type ComponentBuilder } from '@flowfleet/registry';
@@ -28,6 +29,24 @@ export const ORT_CELL_PROVIDERS: readonly OrtCellProvider[] = Object.freeze([
  * "max-rel ≤ rtol OR max-abs ≤ atol". Checked by test/parity/denoise-parity.test.ts.
  */
 export const ORT_PARITY_TOLERANCE = Object.freeze({ rtol: 1e-5, atol: 1e-5 });
+
+/**
+ * How far the `ort-webgpu` cells may drift from the TS reference, and a webgpu rollout from an
+ * ort-cpu one, over a whole denoise run: WebGPU shaders accumulate in float32 in another order
+ * than the CPU provider's GEMMs, so the bound is stated separately from ORT_PARITY_TOLERANCE.
+ * Measured on a software adapter (lavapipe, 2026-12-05): one forward of the mini card 1.4e-6 from the
+ * TS reference; an 8-step SDE rollout with CFG 4.7e-6 on the final latents and 1.5e-8 on the
+ * log-probs from ort-cpu — so 5e-5 leaves 10× for a real GPU's own rounding. Checked by
+ * test/webgpu/device-parity.test.ts and the component conformance suite.
+ */
+export const ORT_WEBGPU_PARITY_TOLERANCE = Object.freeze({ rtol: 1e-5, atol: 5e-5 });
+
+/** The tolerance each provider's cells state in their meta. */
+const PARITY_TOLERANCE: Readonly<Record<OrtCellProvider, { rtol: number; atol: number }>> = {
+  cpu: ORT_PARITY_TOLERANCE,
+  cuda: ORT_PARITY_TOLERANCE,
+  webgpu: ORT_WEBGPU_PARITY_TOLERANCE,
+};
 
 /** A cached provider probe: could ONNX Runtime create a session with this provider here? */
 export interface OrtProbeResult {
@@ -55,6 +74,13 @@ export interface DeclareOrtCellsOptions {
   readonly builderFor: (provider: OrtCellProvider) => OrtProviderBuilder;
   /** Reads the provider probe cache (never probes); default: nothing probed yet. */
   readonly cachedProbe?: (provider: OrtCellProvider) => OrtProbeResult | undefined;
+  /**
+   * The device the declaring worker serves (one device per worker process). Given, the
+   * `ort-webgpu` and `ort-cuda` cells are available only on a worker of that device, so a cpu
+   * worker on a machine with a GPU does not count as GPU capacity; omitted, availability is the
+   * probe's (and, for cuda, detection's) alone.
+   */
+  readonly device?: Device;
 }
 
 /** What the availability predicates consult; injectable for tests. */
@@ -100,6 +126,7 @@ export function ortAvailability(
   provider: OrtCellProvider,
   cachedProbe: (provider: OrtCellProvider) => OrtProbeResult | undefined,
   host: OrtHostFacts = HOST_ORT_FACTS,
+  device?: Device,
 ): () => boolean {
   return () => {
     const binding = host.bindingPath();
@@ -110,6 +137,12 @@ export function ortAvailability(
       if (facts.device !== 'cuda') {
         unavailable(provider, 'no CUDA device with the onnxruntime CUDA provider library here');
       }
+    }
+    if (provider !== 'cpu' && device !== undefined && device !== provider) {
+      unavailable(
+        provider,
+        `this worker serves ${device} (one device per worker process: FLOWFLEET_DEVICE=${provider} starts a ${provider} worker)`,
+      );
     }
     const probe = cachedProbe(provider);
     if (probe === undefined) {
@@ -124,7 +157,8 @@ export function ortAvailability(
 const AVAILABLE_WHEN: Readonly<Record<OrtCellProvider, string>> = {
   cpu: 'onnxruntime-node native binding on disk',
   cuda: 'binding on disk, CUDA device and onnxruntime CUDA provider library present',
-  webgpu: 'binding on disk and a cached OrtSessions.probeAll() result that lists webgpu',
+  webgpu:
+    'binding on disk, a webgpu worker (when the device is given) and a cached OrtSessions.probeAll() result that lists webgpu',
 };
 
 /**
@@ -142,7 +176,7 @@ export function declareOrtCells(options: DeclareOrtCellsOptions, host?: OrtHostF
     );
     if (pending.length === 0) continue;
     const build = options.builderFor(provider) as ComponentBuilder;
-    const available = ortAvailability(provider, cachedProbe, host);
+    const available = ortAvailability(provider, cachedProbe, host, options.device);
     for (const kind of pending) {
       registerComponent(
         {
@@ -154,8 +188,8 @@ export function declareOrtCells(options: DeclareOrtCellsOptions, host?: OrtHostF
           meta: {
             executionProvider: provider,
             availableWhen: AVAILABLE_WHEN[provider],
-            parityRtol: ORT_PARITY_TOLERANCE.rtol,
-            parityAtol: ORT_PARITY_TOLERANCE.atol,
+            parityRtol: PARITY_TOLERANCE[provider].rtol,
+            parityAtol: PARITY_TOLERANCE[provider].atol,
           },
         },
         components,

@@ -41,7 +41,8 @@ export const ERROR_CODES = {
   PLAT_UNKNOWN_ARCH: {
     source: 'platform',
     httpStatus: 400,
-    summary: 'An arch string belongs to no known family (x86-64 levels, aarch64, smXY).',
+    summary:
+      "An arch string belongs to no known family (x86-64 levels, aarch64, smXY, a webgpu adapter's arch).",
   },
   PLAT_NO_KERNEL: {
     source: 'platform',
@@ -63,6 +64,17 @@ export const ERROR_CODES = {
     source: 'platform',
     httpStatus: 500,
     summary: "The test-only FLOWFLEET_PLATFORM_OVERRIDE is not 'device:arch' with a known device.",
+  },
+  PLAT_INVALID_DEVICE: {
+    source: 'platform',
+    httpStatus: 500,
+    summary: 'FLOWFLEET_DEVICE is not one of auto, cpu, cuda, webgpu.',
+  },
+  PLAT_DEVICE_UNAVAILABLE: {
+    source: 'platform',
+    httpStatus: 500,
+    summary:
+      'FLOWFLEET_DEVICE names a device that is not here (no CUDA device or provider library, no WebGPU adapter); carries the reason.',
   },
   PLAT_COMPUTE_THREAD_EXITED: {
     source: 'platform',

@@ -54,8 +54,8 @@ export function createPlatform(options: PlatformOptions = {}): Platform {
     (facts.device === 'cpu' ? facts.arch : (detectPlatform().cpuArch ?? 'generic'));
   const origin: ChainOrigin = { device: facts.device, arch: facts.arch, cpuArch };
   // Fail at creation, not at the first lookup, when an arch is unknown.
-  archChain(origin.arch);
-  archChain(origin.cpuArch);
+  archChain(origin.arch, origin.device);
+  archChain(origin.cpuArch, 'cpu');
   const table = new KernelTable(kernels, origin);
   const context: ComponentBuildContext = { pool: options.pool };
   return {

@@ -1,7 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { WebGpuAdapterInfo, WebGpuAdapterProbe } from './webgpu-adapter.js';
 import {
+  DEVICE_ENV,
   detectPlatform,
   hostProbes,
   ORT_CUDA_PROVIDER_ENV,
@@ -28,6 +30,7 @@ function probes(options: { cap?: string; files?: string[]; env?: Record<string, 
       return options.cap === undefined ? undefined : `${options.cap}\n`;
     },
     resolveOrtPackageJson: () => '/ort/package.json',
+    webgpuAdapter: () => ({ adapter: undefined, reason: 'no Vulkan driver', probeMs: 0 }),
   };
   return { injected, calls };
 }
@@ -113,5 +116,102 @@ describe('detectPlatform', () => {
       const box = probes({ env: { [PLATFORM_OVERRIDE_ENV]: value } });
       expect(() => detectPlatform(box.injected)).toThrow(expect.objectContaining({ code }));
     }
+  });
+});
+
+const LAVAPIPE: WebGpuAdapterInfo = {
+  vendor: 'mesa',
+  architecture: 'software',
+  device: 'llvmpipe-llvm-15-0-6-256-bits-',
+  description: 'llvmpipe: Mesa 25.0.7-2~bpo12+1 (LLVM 15.0.6) 0.0.1',
+  isFallbackAdapter: true,
+};
+const H100: WebGpuAdapterInfo = {
+  vendor: 'nvidia',
+  architecture: 'hopper',
+  device: '0x2330',
+  description: 'NVIDIA H100 80GB HBM3',
+  isFallbackAdapter: false,
+};
+
+/** A box whose WebGPU adapter request answers `adapter` (or nothing), counting the requests. */
+function gpuBox(options: {
+  adapter?: WebGpuAdapterInfo;
+  device?: string;
+  files?: string[];
+  cap?: string;
+}) {
+  const box = probes({
+    files: options.files ?? [],
+    ...(options.cap === undefined ? {} : { cap: options.cap }),
+    env: options.device === undefined ? {} : { [DEVICE_ENV]: options.device },
+  });
+  let requests = 0;
+  const answer: WebGpuAdapterProbe =
+    options.adapter === undefined
+      ? { adapter: undefined, reason: 'Dawn found no WebGPU adapter', probeMs: 1 }
+      : { adapter: options.adapter, probeMs: 1 };
+  const injected: Partial<PlatformProbes> = {
+    ...box.injected,
+    webgpuAdapter: () => {
+      requests += 1;
+      return answer;
+    },
+  };
+  return { injected, requests: () => requests };
+}
+
+describe('detectPlatform with FLOWFLEET_DEVICE', () => {
+  it('webgpu: derives the arch from what the adapter says, a software adapter named as such', () => {
+    const soft = detectPlatform(gpuBox({ device: 'webgpu', adapter: LAVAPIPE }).injected);
+    expect(soft).toMatchObject({ device: 'webgpu', arch: 'software', cpuArch: 'x86-64-v3' });
+    expect(soft.features).toEqual([
+      'adapter.vendor:mesa',
+      'adapter.architecture:software',
+      'adapter.device:llvmpipe-llvm-15-0-6-256-bits-',
+      'adapter.description:llvmpipe: Mesa 25.0.7-2~bpo12+1 (LLVM 15.0.6) 0.0.1',
+      'adapter.fallback',
+    ]);
+    const real = detectPlatform(gpuBox({ device: 'webgpu', adapter: H100 }).injected);
+    expect(real).toMatchObject({ device: 'webgpu', arch: 'nvidia-hopper' });
+    expect(real.features).not.toContain('adapter.fallback');
+  });
+
+  it('webgpu without an adapter fails with the reason; a bad choice is refused', () => {
+    expect(() => detectPlatform(gpuBox({ device: 'webgpu' }).injected)).toThrow(
+      expect.objectContaining({
+        code: 'PLAT_DEVICE_UNAVAILABLE',
+        message: expect.stringMatching(/Dawn found no WebGPU adapter/) as unknown,
+      }),
+    );
+    expect(() => detectPlatform(gpuBox({ device: 'cuda', files: [PROVIDER] }).injected)).toThrow(
+      expect.objectContaining({ code: 'PLAT_DEVICE_UNAVAILABLE' }),
+    );
+    expect(() => detectPlatform(gpuBox({ device: 'tpu' }).injected)).toThrow(
+      expect.objectContaining({ code: 'PLAT_INVALID_DEVICE' }),
+    );
+  });
+
+  it('cpu is cpu even beside a GPU; cuda insists on CUDA', () => {
+    const cudaBox = { cap: '9.0', files: ['/dev/nvidia0', PROVIDER], adapter: H100 };
+    expect(detectPlatform(gpuBox({ ...cudaBox, device: 'cpu' }).injected).device).toBe('cpu');
+    expect(detectPlatform(gpuBox({ ...cudaBox, device: 'cuda' }).injected).arch).toBe('sm90');
+  });
+
+  it('auto: cuda, else a hardware adapter behind a GPU device node, else cpu (never software)', () => {
+    const noNode = gpuBox({ adapter: H100 });
+    expect(detectPlatform(noNode.injected).device).toBe('cpu');
+    expect(noNode.requests()).toBe(0);
+    const node = gpuBox({ adapter: H100, files: ['/dev/dri/renderD128'] });
+    expect(detectPlatform(node.injected)).toMatchObject({
+      device: 'webgpu',
+      arch: 'nvidia-hopper',
+    });
+    expect(node.requests()).toBe(1);
+    const soft = gpuBox({ adapter: LAVAPIPE, files: ['/dev/dri/renderD128'] });
+    expect(detectPlatform(soft.injected).device).toBe('cpu');
+    const cuda = gpuBox({ adapter: H100, cap: '9.0', files: ['/dev/nvidia0', PROVIDER] });
+    expect(detectPlatform(cuda.injected).device).toBe('cuda');
+    expect(cuda.requests()).toBe(0);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   archChain,
   componentCandidates,
+  deviceArchPairs,
   deviceChain,
   KNOWN_CUDA_ARCHS,
   kernelCandidates,
@@ -56,6 +57,34 @@ describe('arch chains', () => {
     for (const arch of ['hopper', 'sm', 'sm9', 'sm90a', 'x86-64-v5', 'SM90', '']) {
       expect(() => archChain(arch)).toThrow(expect.objectContaining({ code: 'PLAT_UNKNOWN_ARCH' }));
     }
+  });
+});
+
+describe('webgpu arch chains', () => {
+  it("are the adapter's arch, then generic; anything else is refused", () => {
+    expect(archChain('software', 'webgpu')).toEqual(['software', 'generic']);
+    expect(archChain('nvidia-hopper', 'webgpu')).toEqual(['nvidia-hopper', 'generic']);
+    expect(archChain('generic', 'webgpu')).toEqual(['generic']);
+    for (const arch of ['Nvidia', 'nvidia_hopper', '-x', 'a--b', 'x'.repeat(65), '']) {
+      expect(() => archChain(arch, 'webgpu')).toThrow(
+        expect.objectContaining({ code: 'PLAT_UNKNOWN_ARCH' }),
+      );
+    }
+    // A webgpu arch is no cpu or cuda arch.
+    expect(() => archChain('software')).toThrow(
+      expect.objectContaining({ code: 'PLAT_UNKNOWN_ARCH' }),
+    );
+  });
+
+  it('walk the adapter arch, then the host cpu', () => {
+    const origin = { device: 'webgpu', arch: 'software', cpuArch: 'x86-64-v3' } as const;
+    expect(deviceArchPairs(origin)).toEqual([
+      ['webgpu', 'software'],
+      ['webgpu', 'generic'],
+      ['cpu', 'x86-64-v3'],
+      ['cpu', 'x86-64-v2'],
+      ['cpu', 'generic'],
+    ]);
   });
 });
 

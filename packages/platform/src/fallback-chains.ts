@@ -28,18 +28,35 @@ export const PORTABLE_ARCHS: readonly string[] = Object.freeze(['ptx', 'generic'
 
 const CUDA_ARCH = /^sm[1-9]\d+$/;
 
+/**
+ * A webgpu arch: what the adapter says, as `webgpu-adapter.ts` derives it — `software` for an
+ * emulated adapter, else `<vendor>[-<architecture>]` in lowercase `[a-z0-9-]` (`nvidia-hopper`).
+ * Adapters of different vendors are not ordered, so a webgpu chain is the arch, then `generic`.
+ */
+const WEBGPU_ARCH = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+const WEBGPU_ARCH_MAX_CHARS = 64;
+
 /** The device chain: the device itself, then `cpu`. */
 export function deviceChain(device: Device): readonly Device[] {
   return device === 'cpu' ? ['cpu'] : [device, 'cpu'];
 }
 
 /**
- * The arch chain for `arch`: itself, then only older archs of its family (newest first), then
- * the portable terminals. Never a newer arch.
+ * The arch chain for `arch` (on `device`, when known): itself, then only older archs of its
+ * family (newest first), then the portable terminals. Never a newer arch. On webgpu an arch is
+ * the adapter's (`software`, `nvidia-hopper`): itself, then `generic`.
  * @throws FlowfleetError PLAT_UNKNOWN_ARCH when `arch` belongs to no known family
  */
-export function archChain(arch: string): readonly string[] {
+export function archChain(arch: string, device?: Device): readonly string[] {
   if (arch === 'generic') return ['generic'];
+  if (device === 'webgpu') {
+    if (WEBGPU_ARCH.test(arch) && arch.length <= WEBGPU_ARCH_MAX_CHARS) return [arch, 'generic'];
+    throw new FlowfleetError(
+      'PLAT_UNKNOWN_ARCH',
+      `unknown webgpu arch '${arch}': expected 'software' or '<vendor>[-<architecture>]' in [a-z0-9-]`,
+      { details: { arch, device } },
+    );
+  }
   if (arch === 'ptx') return ['ptx', 'generic'];
   if (arch === 'aarch64') return ['aarch64', 'generic'];
   const level = X86_64_LEVELS.indexOf(arch);
@@ -51,7 +68,7 @@ export function archChain(arch: string): readonly string[] {
   }
   throw new FlowfleetError(
     'PLAT_UNKNOWN_ARCH',
-    `unknown arch '${arch}': expected an x86-64 level, aarch64, smXY, ptx or generic`,
+    `unknown arch '${arch}': expected an x86-64 level, aarch64, smXY, ptx, generic, or a webgpu adapter's arch on webgpu`,
     { details: { arch } },
   );
 }
@@ -75,7 +92,7 @@ export function deviceArchPairs(origin: ChainOrigin): readonly (readonly [Device
   for (const device of deviceChain(origin.device)) {
     const arch =
       device === origin.device ? origin.arch : device === 'cpu' ? origin.cpuArch : 'generic';
-    for (const rung of archChain(arch)) pairs.push([device, rung]);
+    for (const rung of archChain(arch, device)) pairs.push([device, rung]);
   }
   return pairs;
 }

@@ -13,8 +13,20 @@ export type {
 } from './component-types.js';
 export { createPlatform } from './create-platform.js';
 export type { Platform, PlatformOptions } from './create-platform.js';
-export { detectPlatform, PLATFORM_OVERRIDE_ENV } from './detect-platform.js';
-export type { PlatformProbes } from './detect-platform.js';
+export {
+  DEVICE_CHOICES,
+  DEVICE_ENV,
+  detectPlatform,
+  PLATFORM_OVERRIDE_ENV,
+} from './detect-platform.js';
+export type { DeviceChoice, PlatformProbes } from './detect-platform.js';
+export {
+  isSoftwareAdapter,
+  requestWebGpuAdapter,
+  SOFTWARE_ADAPTER_ARCH,
+  webgpuArch,
+} from './webgpu-adapter.js';
+export type { WebGpuAdapterInfo, WebGpuAdapterProbe } from './webgpu-adapter.js';
 export { DivergenceReporter, firstDivergence } from './divergence-reporter.js';
 export type { Divergence, DivergenceMode, TapRecord } from './divergence-reporter.js';
 export { archChain } from './fallback-chains.js';

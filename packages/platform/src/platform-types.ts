@@ -14,12 +14,17 @@ export function isDevice(value: string): value is Device {
 
 /**
  * What this process runs on: immutable, honest facts. `arch` is the x86-64 level
- * (`x86-64-v4`/`v3`/`v2`/`generic`) or `aarch64` for the cpu device, `sm<major><minor>` for cuda.
+ * (`x86-64-v4`/`v3`/`v2`/`generic`) or `aarch64` for the cpu device, `sm<major><minor>` for cuda,
+ * and for webgpu what the adapter says: `software` for an emulated adapter (lavapipe,
+ * SwiftShader), else `<vendor>[-<architecture>]` (`nvidia-hopper`).
  */
 export interface PlatformFacts {
   readonly device: Device;
   readonly arch: string;
-  /** The flags behind the verdict (CPU flags, `compute_cap:9.0`, `override:…`). */
+  /**
+   * The flags behind the verdict (CPU flags, `compute_cap:9.0`, the adapter's own words
+   * `adapter.vendor:…`/`adapter.device:…`/`adapter.fallback`, `override:…`).
+   */
   readonly features: readonly string[];
   /**
    * The host CPU's arch, used when the device chain falls back to `cpu`. Equal to `arch` on a

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 
 // Arch strings as the platform reports them (DESIGN §2): cpu is an x86-64 level
-// (`x86-64-v4`/`v3`/`v2`/`generic`) or `aarch64`; cuda is `sm<major><minor>`. Protocol may not
-// import @flowfleet/platform, so the ordering rules live here too; they are part of the wire
-// contract (a lane's minArch is compared against a manifest's arch).
+// (`x86-64-v4`/`v3`/`v2`/`generic`) or `aarch64`; cuda is `sm<major><minor>`; webgpu is what the
+// adapter says, `software` for an emulated adapter, else `<vendor>[-<architecture>]`. Protocol
+// may not import @flowfleet/platform, so the ordering rules live here too; they are part of the
+// wire contract (a lane's minArch is compared against a manifest's arch).
 
 const X86_LEVELS = ['generic', 'x86-64-v2', 'x86-64-v3', 'x86-64-v4'] as const;
 const SM = /^sm(\d{2,3})$/;
@@ -15,7 +16,10 @@ export const CudaArchSchema = z
   .string()
   .regex(SM, 'a cuda arch is sm<major><minor>, e.g. sm80, sm90, sm100');
 
-/** The minimum arch per device; webgpu has no arch ladder. */
+/**
+ * The minimum arch per device. Webgpu has no ladder (adapters of different vendors are not
+ * ordered): a job says whether it takes software adapters with `constraints.adapter` instead.
+ */
 export const MinArchSchema = z.strictObject({
   cpu: CpuArchSchema.optional(),
   cuda: CudaArchSchema.optional(),
@@ -58,4 +62,21 @@ export function isArchReachable(
 ): boolean {
   if ((TERMINALS[device] ?? []).includes(cellArch)) return true;
   return workerArch !== undefined && archAtLeast(workerArch, cellArch);
+}
+
+/** The arch of a webgpu worker on a software (emulated) adapter: lavapipe, SwiftShader, WARP. */
+export const SOFTWARE_ADAPTER_ARCH = 'software';
+
+/**
+ * Which adapters a job accepts: `any` (the default), `hardware` (no software adapter: a real GPU,
+ * or the CPU itself), or `software` (only a webgpu worker on an emulated adapter, e.g. to test
+ * the GPU path on a machine without one; needs `webgpu` among the allowed devices).
+ */
+export const AdapterSchema = z.enum(['any', 'hardware', 'software']);
+/** Which adapters a job accepts. */
+export type Adapter = z.infer<typeof AdapterSchema>;
+
+/** True when a worker's platform is a software adapter (webgpu on `software`). */
+export function isSoftwareAdapterPlatform(platform: { device: string; arch: string }): boolean {
+  return platform.device === 'webgpu' && platform.arch === SOFTWARE_ADAPTER_ARCH;
 }

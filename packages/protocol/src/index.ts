@@ -29,8 +29,14 @@ export { WorkerManifestSchema } from './worker-manifest.js';
 export type { ManifestRow, WorkerManifest } from './worker-manifest.js';
 export { manifestDigestOf, WorkerHeartbeatSchema } from './worker-heartbeat.js';
 export type { WorkerHeartbeat } from './worker-heartbeat.js';
-export { manifestSatisfies } from './manifest-satisfies.js';
-export { archAtLeast } from './arch.js';
+export { manifestSatisfies, platformReasons } from './manifest-satisfies.js';
+export {
+  AdapterSchema,
+  archAtLeast,
+  isSoftwareAdapterPlatform,
+  SOFTWARE_ADAPTER_ARCH,
+} from './arch.js';
+export type { Adapter } from './arch.js';
 export { ClassScalingSchema, DeviceClassSchema, ScalingSchema, deviceClassOf } from './scaling.js';
 export type { ClassScaling, DeviceClass, Scaling } from './scaling.js';
 export type { Satisfaction } from './manifest-satisfies.js';

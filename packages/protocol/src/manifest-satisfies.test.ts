@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { archAtLeast, isArchReachable } from './arch.js';
-import { manifestSatisfies } from './manifest-satisfies.js';
+import { manifestSatisfies, platformReasons } from './manifest-satisfies.js';
 import type { Requirements } from './requirements.js';
 import { WorkerManifestSchema, type ManifestRow, type WorkerManifest } from './worker-manifest.js';
 
@@ -72,6 +72,44 @@ describe('manifestSatisfies', () => {
     const arm = manifest({ platform: { device: 'cpu', arch: 'aarch64', features: [] } });
     expect(manifestSatisfies(arm, { ...REQS, minArch: { cpu: 'aarch64' } }).ok).toBe(true);
     expect(reasonsOf(arm, { ...REQS, minArch: { cpu: 'x86-64-v2' } })).toHaveLength(1);
+  });
+
+  it('serves a webgpu worker on its cpu kernels, and honours the adapter kind a job asks for', () => {
+    const platform = (arch: string) => ({
+      device: 'webgpu' as const,
+      arch,
+      features: [],
+      cpuArch: 'x86-64-v3',
+    });
+    const software = manifest({ platform: platform('software') });
+    const hardware = manifest({ platform: platform('nvidia-hopper') });
+    const webgpu: Requirements = { ...REQS, devices: ['webgpu'] };
+    expect(manifestSatisfies(software, webgpu)).toEqual({ ok: true });
+    expect(manifestSatisfies(hardware, webgpu)).toEqual({ ok: true });
+    expect(reasonsOf(software, { ...webgpu, adapter: 'hardware' })).toEqual([
+      "adapter 'webgpu/software' is a software adapter; the job asks for hardware",
+    ]);
+    expect(manifestSatisfies(hardware, { ...webgpu, adapter: 'hardware' }).ok).toBe(true);
+    expect(manifestSatisfies(software, { ...webgpu, adapter: 'software' }).ok).toBe(true);
+    expect(reasonsOf(hardware, { ...webgpu, adapter: 'software' })).toEqual([
+      "'webgpu/nvidia-hopper' is no software adapter; the job asks for one",
+    ]);
+    // The CPU is hardware; a cpu worker never serves a job that wants a software adapter.
+    expect(manifestSatisfies(manifest(), { ...REQS, adapter: 'hardware' }).ok).toBe(true);
+    expect(
+      reasonsOf(manifest(), { ...REQS, devices: ['cpu', 'webgpu'], adapter: 'software' }),
+    ).toEqual(["'cpu/x86-64-v3' is no software adapter; the job asks for one"]);
+  });
+
+  it('matches a platform alone (a configured class) on device, minArch and adapter', () => {
+    const webgpu: Requirements = { ...REQS, devices: ['webgpu'] };
+    const software = { device: 'webgpu', arch: 'software' };
+    expect(platformReasons(software, webgpu)).toEqual([]);
+    expect(platformReasons(software, { ...webgpu, adapter: 'hardware' })).toHaveLength(1);
+    expect(platformReasons({ device: 'webgpu', arch: 'amd-rdna-3' }, webgpu)).toEqual([]);
+    expect(platformReasons({ device: 'cpu', arch: 'x86-64-v2' }, webgpu)).toEqual([
+      "device 'cpu' is not allowed (allowed: webgpu)",
+    ]);
   });
 
   it('compares cuda archs numerically', () => {

@@ -1,4 +1,4 @@
-import { archAtLeast, isArchReachable } from './arch.js';
+import { archAtLeast, isArchReachable, isSoftwareAdapterPlatform } from './arch.js';
 import type { Requirements } from './requirements.js';
 import type { WorkerManifest } from './worker-manifest.js';
 
@@ -12,10 +12,41 @@ function deviceChain(device: string): readonly string[] {
 }
 
 /**
+ * Why a worker on `platform` cannot serve `requirements` by its platform alone (empty: it can):
+ * its device must be allowed, its arch must meet that device's minArch, and its adapter must be of
+ * the kind the job accepts. What a configured device class is matched on before any worker of it
+ * registered (the coordinator's scaling planner), and the platform half of `manifestSatisfies`.
+ */
+export function platformReasons(
+  platform: { readonly device: string; readonly arch: string },
+  requirements: Requirements,
+): string[] {
+  const reasons: string[] = [];
+  const { device, arch } = platform;
+  if (!(requirements.devices as readonly string[]).includes(device)) {
+    reasons.push(`device '${device}' is not allowed (allowed: ${requirements.devices.join(', ')})`);
+  } else {
+    const min = device === 'cpu' || device === 'cuda' ? requirements.minArch[device] : undefined;
+    if (min !== undefined && !archAtLeast(arch, min)) {
+      reasons.push(`arch '${arch}' is below the minimum '${min}' for ${device}`);
+    }
+  }
+  const software = isSoftwareAdapterPlatform(platform);
+  if (requirements.adapter === 'hardware' && software) {
+    reasons.push(`adapter '${device}/${arch}' is a software adapter; the job asks for hardware`);
+  } else if (requirements.adapter === 'software' && !software) {
+    reasons.push(`'${device}/${arch}' is no software adapter; the job asks for one`);
+  }
+  return reasons;
+}
+
+/**
  * Whether `manifest` satisfies `requirements`, listing every unmet condition:
  * - the model is listed in `models`;
  * - the worker's device is allowed, and its arch meets that device's minArch (same family, not
  *   older);
+ * - the worker's adapter is of the kind the job accepts (`hardware` excludes a webgpu worker on a
+ *   software adapter, `software` takes only such a worker);
  * - every op has an available `default`-variant kernel cell that the worker's KernelTable would
  *   reach: on its device chain (a cuda worker may fall back to cpu kernels) at an arch on its arch
  *   chain (its own, an older one of the family, or a portable terminal).
@@ -34,14 +65,7 @@ export function manifestSatisfies(
       `model '${requirements.model}' is not listed (worker has: ${manifest.models.join(', ') || 'none'})`,
     );
   }
-  if (!(requirements.devices as readonly string[]).includes(device)) {
-    reasons.push(`device '${device}' is not allowed (allowed: ${requirements.devices.join(', ')})`);
-  } else {
-    const min = device === 'cpu' || device === 'cuda' ? requirements.minArch[device] : undefined;
-    if (min !== undefined && !archAtLeast(arch, min)) {
-      reasons.push(`arch '${arch}' is below the minimum '${min}' for ${device}`);
-    }
-  }
+  reasons.push(...platformReasons(manifest.platform, requirements));
   const chain = deviceChain(device);
   const workerArchOn = (d: string): string | undefined =>
     d === device ? arch : d === 'cpu' ? manifest.platform.cpuArch : undefined;

@@ -58,6 +58,16 @@ describe('requirementsFor', () => {
     );
   });
 
+  it("keeps the lane of a job that never names the adapter ('any' is left out)", () => {
+    const any = requirementsFor(request({ constraints: { adapter: 'any' } }), CARD);
+    expect(any).not.toHaveProperty('adapter');
+    expect(laneForRequirements(any)).toBe(laneForRequirements(requirementsFor(request(), CARD)));
+    expect(requirementsFor(request({ constraints: { adapter: 'hardware' } }), CARD).adapter).toBe(
+      'hardware',
+    );
+    expect(requirementsHash({ ...BASE, adapter: 'any' })).toBe(requirementsHash(BASE));
+  });
+
   it('leaves weight versions out of the lane', () => {
     expect(
       laneForRequirements(requirementsFor(request({ weights: { dit: { min: 7 } } }), CARD)),
@@ -101,6 +111,8 @@ describe('requirementsHash and lanes', () => {
     ['a device', { devices: ['cpu'] }],
     ['a cpu minArch', { minArch: { cpu: 'x86-64-v4', cuda: 'sm80' } }],
     ['a cuda minArch', { minArch: { cpu: 'x86-64-v3', cuda: 'sm90' } }],
+    ['the adapter (hardware)', { adapter: 'hardware' }],
+    ['the adapter (software)', { adapter: 'software' }],
   ])('differs when %s differs', (_name, patch) => {
     expect(requirementsHash({ ...BASE, ...patch } as Requirements)).not.toBe(
       requirementsHash(BASE),
@@ -159,6 +171,7 @@ const requirementsArb: fc.Arbitrary<Requirements> = fc.record({
     },
     { requiredKeys: [] },
   ),
+  adapter: fc.constantFrom('any', 'hardware', 'software' as const),
   dtype: fc.constant('float32' as const),
 });
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { FlowfleetError } from '@flowfleet/errors';
 import { canonicalJson } from '@flowfleet/formats';
 import { z } from 'zod';
-import { MinArchSchema, type MinArch } from './arch.js';
+import { AdapterSchema, MinArchSchema, type MinArch } from './arch.js';
 import { ComponentIdSchema, DeviceSchema, ModelIdSchema, OpIdSchema } from './atoms.js';
 import type { RolloutRequest } from './rollout-request.js';
 
@@ -21,6 +21,8 @@ export const RequirementsSchema = z.strictObject({
   devices: z.array(DeviceSchema).min(1),
   /** Minimum arch per device (entries for devices not allowed are dropped in canonical form). */
   minArch: MinArchSchema,
+  /** Which adapters the job accepts; absent (canonical form of `any`) means any. */
+  adapter: AdapterSchema.optional(),
   dtype: z.enum(['float32']),
 });
 /** What a worker must offer to serve a job. */
@@ -50,7 +52,8 @@ function sortedUnique<T extends string>(values: readonly T[]): T[] {
 
 /**
  * Requirements in canonical form: arrays sorted and deduplicated, minArch kept only for allowed
- * devices and without `generic` (which means "any"), keys in a fixed order. Idempotent.
+ * devices and without `generic` (which means "any"), `adapter` only when it is not `any` (so
+ * lanes of jobs that never name it keep their hash), keys in a fixed order. Idempotent.
  */
 export function canonicalRequirements(requirements: Requirements): Requirements {
   const devices = sortedUnique(requirements.devices);
@@ -65,13 +68,16 @@ export function canonicalRequirements(requirements: Requirements): Requirements 
     components: sortedUnique(requirements.components),
     devices,
     minArch,
+    ...(requirements.adapter === undefined || requirements.adapter === 'any'
+      ? {}
+      : { adapter: requirements.adapter }),
     dtype: requirements.dtype,
   };
 }
 
 /**
  * The canonical requirements of a parsed rollout request: the ops and component kinds its model
- * card derived for it, the allowed devices, minArch and dtype `float32`.
+ * card derived for it, the allowed devices, minArch, the adapters it accepts and dtype `float32`.
  */
 export function requirementsFor(
   request: Pick<RolloutRequest, 'model' | 'constraints'>,
@@ -83,6 +89,7 @@ export function requirementsFor(
     components: [...model.componentKinds],
     devices: request.constraints.devices,
     minArch: request.constraints.minArch,
+    adapter: request.constraints.adapter,
     dtype: 'float32',
   });
 }

@@ -40,7 +40,7 @@ describe('RolloutRequestSchema', () => {
       negativePrompt: '',
       cfgRule: 'unless-one',
       waitForCapacity: false,
-      constraints: { devices: ['cpu'], minArch: { cuda: 'sm90' } },
+      constraints: { devices: ['cpu'], minArch: { cuda: 'sm90' }, adapter: 'any' },
     });
   });
 
@@ -56,7 +56,7 @@ describe('RolloutRequestSchema', () => {
       shift: 3,
       shape: { frames: 4, height: 16, width: 16 },
       weights: {},
-      constraints: { devices: ['cpu', 'cuda', 'webgpu'], minArch: {} },
+      constraints: { devices: ['cpu', 'cuda', 'webgpu'], minArch: {}, adapter: 'any' },
       waitForCapacity: false,
     });
   });
@@ -107,6 +107,12 @@ describe('RolloutRequestSchema', () => {
     ['minArch cuda', { constraints: { minArch: { cuda: '9.0' } } }, 'constraints.minArch.cuda'],
     ['minArch webgpu', { constraints: { minArch: { webgpu: 'x' } } }, 'constraints.minArch'],
     ['constraints extra key', { constraints: { region: 'eu' } }, 'constraints'],
+    ['adapter unknown', { constraints: { adapter: 'gpu' } }, 'constraints.adapter'],
+    [
+      'adapter software without webgpu',
+      { constraints: { devices: ['cpu', 'cuda'], adapter: 'software' } },
+      'constraints.adapter',
+    ],
     ['waitForCapacity', { waitForCapacity: 'yes' }, 'waitForCapacity'],
     ['unknown top-level key', { priority: 1 }, ''],
   ])('rejects a bad %s with its path', (_name, patch, path) => {
@@ -139,6 +145,20 @@ describe('RolloutRequestSchema', () => {
     });
     expect(parsed.weights).toEqual({ dit: { exact: 4 }, text_encoder: { min: 1 } });
     expect(parsed.constraints.minArch).toEqual({ cpu: 'aarch64', cuda: 'sm100' });
+  });
+
+  it('takes every adapter kind (software only with webgpu allowed)', () => {
+    for (const adapter of ['any', 'hardware', 'software'] as const) {
+      const parsed = RolloutRequestSchema.parse({
+        ...MINIMAL,
+        constraints: { devices: ['webgpu'], adapter },
+      });
+      expect(parsed.constraints.adapter).toBe(adapter);
+    }
+    expect(
+      RolloutRequestSchema.parse({ ...MINIMAL, constraints: { adapter: 'software' } }).constraints
+        .devices,
+    ).toContain('webgpu');
   });
 });
 

@@ -1,7 +1,7 @@
 import { CfgRuleSchema } from '@flowfleet/formats';
 import { NOISE_LEVEL_RANGE, SHIFT_RANGE } from '@flowfleet/numerics';
 import { z } from 'zod';
-import { MinArchSchema } from './arch.js';
+import { AdapterSchema, MinArchSchema } from './arch.js';
 import { DEVICES, DeviceSchema, ModelIdSchema, SamplerSchema, SeedSchema } from './atoms.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { WeightRequirementsSchema } from './weight-requirement.js';
@@ -48,14 +48,34 @@ export const LatentShapeSchema = z.strictObject({
 /** The latent shape of one sample. */
 export type LatentShape = z.infer<typeof LatentShapeSchema>;
 
-/** Where a job may run: allowed devices (default: all) and a minimum arch per device. */
-export const ConstraintsSchema = z.strictObject({
-  devices: z
-    .array(DeviceSchema)
-    .min(1)
-    .default(() => [...DEVICES]),
-  minArch: MinArchSchema.prefault({}),
-});
+const ADAPTER_DESCRIPTION =
+  'Which adapters the job accepts: `any` (default), `hardware` (no software adapter: a real GPU ' +
+  'or the CPU itself; excludes webgpu workers whose arch is `software`), or `software` (only ' +
+  'webgpu workers on an emulated adapter; needs `webgpu` among the devices).';
+
+/**
+ * Where a job may run: allowed devices (default: all), a minimum arch per device, and which
+ * adapters (hardware, software) it accepts. `adapter: 'software'` without `webgpu` among the
+ * devices could never run and is refused.
+ */
+export const ConstraintsSchema = z
+  .strictObject({
+    devices: z
+      .array(DeviceSchema)
+      .min(1)
+      .default(() => [...DEVICES]),
+    minArch: MinArchSchema.prefault({}),
+    adapter: AdapterSchema.default('any').meta({ description: ADAPTER_DESCRIPTION }),
+  })
+  .superRefine((constraints, ctx) => {
+    if (constraints.adapter === 'software' && !constraints.devices.includes('webgpu')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['adapter'],
+        message: "adapter 'software' needs 'webgpu' among the devices (only webgpu has them)",
+      });
+    }
+  });
 /** Where a job may run. */
 export type Constraints = z.infer<typeof ConstraintsSchema>;
 
@@ -123,7 +143,11 @@ function resolvedFields(limits: Limits) {
       .meta({ description: SIGMAS_DESCRIPTION })
       .optional(),
     weights: WeightRequirementsSchema,
-    constraints: z.strictObject({ devices: z.array(DeviceSchema).min(1), minArch: MinArchSchema }),
+    constraints: z.strictObject({
+      devices: z.array(DeviceSchema).min(1),
+      minArch: MinArchSchema,
+      adapter: AdapterSchema,
+    }),
     waitForCapacity: z.boolean(),
   };
 }

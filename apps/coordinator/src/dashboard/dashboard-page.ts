@@ -35,6 +35,8 @@ table.matrix td.cell.absent { background:repeating-linear-gradient(45deg,#f3f4f6
 .badge.active,.badge.pending,.badge.queued { background:#dbeafe; color:var(--info); }
 .badge.refused,.badge.superseded { background:#fef3c7; color:var(--warn); }
 .badge.failed,.badge.dead { background:#fee2e2; color:var(--bad); }
+.badge.emulated { background:#ede9fe; color:#6d28d9; }
+.classes { margin:0 0 8px; } .chip { display:inline-block; margin-right:6px; padding:1px 8px; border-radius:9px; background:var(--none); font-size:12px; font-family:ui-monospace,monospace; }
 .bar { position:relative; width:110px; height:14px; background:var(--none); border-radius:7px; overflow:hidden; display:inline-block; vertical-align:middle; }
 .bar i { position:absolute; inset:0 auto 0 0; background:#60a5fa; }
 .bar em { position:relative; font-style:normal; font-size:10px; padding-left:6px; }

@@ -150,9 +150,35 @@ export const DASHBOARD_SCRIPT = String.raw`
     ]));
   }
 
+  function feature(platform, name) {
+    var prefix = name + ':';
+    var found = (platform.features || []).filter(function (f) { return f.indexOf(prefix) === 0; })[0];
+    return found === undefined ? undefined : found.slice(prefix.length);
+  }
+  // A webgpu worker on a software adapter (lavapipe, SwiftShader) emulates its GPU on the CPU.
+  function isEmulated(platform) { return platform.device === 'webgpu' && platform.arch === 'software'; }
+  function platformCell(w) {
+    var p = w.platform;
+    var adapter = feature(p, 'adapter.description');
+    return h('td', { 'data-platform': w.workerId, title: adapter ? 'adapter: ' + adapter : undefined }, [
+      document.createTextNode(p.device + ' · ' + p.arch + ' '),
+    ].concat(isEmulated(p) ? [badge('emulated')] : []));
+  }
+  function deviceClasses(workers) {
+    var counts = {};
+    workers.filter(function (w) { return w.alive; }).forEach(function (w) {
+      var cls = w.platform.device + '/' + w.platform.arch;
+      counts[cls] = (counts[cls] || 0) + 1;
+    });
+    var names = Object.keys(counts).sort();
+    return h('p', { class: 'classes' }, [h('span', { class: 'muted', text: 'live workers by device class: ' })].concat(
+      names.map(function (cls) {
+        return h('span', { class: 'chip', 'data-device-class': cls, text: cls + ' × ' + counts[cls] });
+      })));
+  }
   function renderWorkers(fleet, now) {
     if (fleet.workers.length === 0) return fill('workers', empty('No worker has registered.'));
-    fill('workers', table(
+    fill('workers', h('div', {}, [deviceClasses(fleet.workers), table(
       ['worker', 'state', 'host', 'platform', 'version', 'weights', 'load', h('th', { class: 'num', text: 'heartbeat age' }), 'lanes', 'kernels', 'components'],
       fleet.workers.map(function (w) {
         var weights = Object.keys(w.weights).sort().map(function (c) { return c + ' v' + w.weights[c]; }).join(', ');
@@ -162,7 +188,7 @@ export const DASHBOARD_SCRIPT = String.raw`
           h('td', { class: 'mono', text: w.workerId }),
           h('td', {}, [badge(w.alive ? 'alive' : 'dead')]),
           h('td', { text: w.host + ' (' + w.pid + ')' }),
-          h('td', { text: w.platform.device + ' · ' + w.platform.arch }),
+          platformCell(w),
           h('td', { text: w.version }),
           h('td', { 'data-weights': w.workerId, text: weights || '–' }),
           h('td', {}, [bar(w.activeJobs, w.concurrency, w.activeJobs + ' / ' + w.concurrency)]),
@@ -171,12 +197,12 @@ export const DASHBOARD_SCRIPT = String.raw`
           h('td', { class: 'num', text: w.kernels.available + ' / ' + w.kernels.declared }),
           h('td', { class: 'num', text: w.components.available + ' / ' + w.components.declared }),
         ]);
-      })));
+      }))]));
   }
 
   function requirementsText(r) {
     var arch = Object.keys(r.minArch).map(function (d) { return d + '≥' + r.minArch[d]; });
-    return r.model + ' · ' + r.ops.join('+') + ' · ' + r.devices.join('/') + (arch.length ? ' (' + arch.join(', ') + ')' : '') + ' · ' + r.dtype;
+    return r.model + ' · ' + r.ops.join('+') + ' · ' + r.devices.join('/') + (arch.length ? ' (' + arch.join(', ') + ')' : '') + (r.adapter ? ' · ' + r.adapter + ' adapters only' : '') + ' · ' + r.dtype;
   }
   function renderLanes(lanes) {
     if (lanes.lanes.length === 0) return fill('lanes', empty('No lane yet: lanes appear with the first rollout of each requirement set.'));

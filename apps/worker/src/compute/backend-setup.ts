@@ -8,7 +8,9 @@ import { FlowfleetError } from '@flowfleet/errors';
 import {
   createPlatform,
   detectPlatform,
+  DEVICE_ENV,
   type ComputePool,
+  type DeviceChoice,
   type Platform,
   type PlatformFacts,
 } from '@flowfleet/platform';
@@ -36,7 +38,10 @@ export interface WorkerPlatform {
 /** What `setUpBackends` needs. */
 export interface BackendSetupOptions {
   readonly backend: BackendChoice;
+  /** Facts instead of detection (tests). */
   readonly facts?: PlatformFacts;
+  /** The device to detect (default: what FLOWFLEET_DEVICE says). */
+  readonly device?: DeviceChoice;
   readonly extraKernels: readonly ExtraKernel[];
   /** The worker's compute pool (it owns and closes it): ONNX Runtime and the TS reference run there. */
   readonly pool: ComputePool;
@@ -51,13 +56,29 @@ export interface BackendSetupOptions {
  * share a test process) and platform, on the worker's compute pool. `cpu`: the TS reference
  * kernels, and components from the card's TS reference factory (forwards in the pool).
  * `ort-cpu` / `auto`: also the ONNX Runtime component cells, after loading ONNX Runtime into the
- * pool and probing the providers (manifest rows are read only after the probe, so they say what
- * really works here). `auto` falls back to the TS reference when ONNX Runtime fails.
- * @throws FlowfleetError WORKER_BACKEND_UNAVAILABLE when `ort-cpu` is asked for and cannot run
+ * pool and probing cpu and the worker's own device's provider (manifest rows are read only after
+ * the probe, so they say what really works here). `auto` falls back to the TS reference when ONNX Runtime fails — except on
+ * a webgpu worker, whose components must run on onnxruntime's webgpu provider: there a failure to
+ * start it, or a backend that would compute on the CPU, stops the worker instead of letting it
+ * claim a GPU it does not use.
+ * @throws FlowfleetError WORKER_BACKEND_UNAVAILABLE when `ort-cpu` is asked for and cannot run,
+ *   or a webgpu worker cannot run its components on webgpu; PLAT_DEVICE_UNAVAILABLE from detection
  */
 export async function setUpBackends(options: BackendSetupOptions): Promise<WorkerPlatform> {
   const { backend, logger, pool } = options;
-  const facts = options.facts ?? detectPlatform();
+  const facts =
+    options.facts ??
+    (options.device === undefined
+      ? detectPlatform()
+      : detectPlatform({ env: { ...process.env, [DEVICE_ENV]: options.device } }));
+  const webgpu = facts.device === 'webgpu';
+  if (webgpu && backend !== 'auto') {
+    throw new FlowfleetError(
+      'WORKER_BACKEND_UNAVAILABLE',
+      `FLOWFLEET_BACKEND=${backend} computes on the CPU; a webgpu worker runs its components on onnxruntime's webgpu provider (leave FLOWFLEET_BACKEND=auto)`,
+      { details: { backend, device: facts.device } },
+    );
+  }
   const kernels = createKernelRegistry();
   const components = createComponentRegistry();
   registerCpuBackend({ kernels });
@@ -68,10 +89,14 @@ export async function setUpBackends(options: BackendSetupOptions): Promise<Worke
       const sessions = await OrtSessions.attach(pool, {
         intraOpThreads: options.ortIntraOpThreads,
       });
-      await sessions.probeAll();
+      // Only the providers this worker's device can use: the others' cells are unavailable here
+      // whatever a probe says (one device per worker), and a webgpu probe costs a Dawn device.
+      const providers =
+        facts.device === 'cpu' ? ['cpu' as const] : (['cpu', facts.device] as const);
+      await Promise.all(providers.map((provider) => sessions.probe(provider)));
       ort = sessions;
     } catch (cause) {
-      if (backend === 'ort-cpu') {
+      if (backend === 'ort-cpu' || webgpu) {
         throw new FlowfleetError(
           'WORKER_BACKEND_UNAVAILABLE',
           'onnxruntime-node cannot start here',
@@ -92,8 +117,18 @@ export async function setUpBackends(options: BackendSetupOptions): Promise<Worke
     declareOrtCells({
       registries: { components },
       kinds: options.componentKinds,
+      device: facts.device,
       ...ortCellWiring(ort),
     });
+    const ortWebgpu = components.manifest().filter((row) => row.source === 'ort-webgpu');
+    if (webgpu && !ortWebgpu.every((row) => row.available)) {
+      const reasons = [...new Set(ortWebgpu.map((row) => row.reason ?? 'unavailable'))];
+      throw new FlowfleetError(
+        'WORKER_BACKEND_UNAVAILABLE',
+        `a WebGPU adapter was found (${facts.arch}), but onnxruntime's webgpu provider cannot run here (${reasons.join('; ')})`,
+        { details: { backend, device: facts.device, reasons } },
+      );
+    }
     const ortCpu = components.manifest().filter((row) => row.source === 'ort-cpu');
     if (backend === 'ort-cpu' && !ortCpu.some((row) => row.available)) {
       const reasons = [...new Set(ortCpu.map((row) => row.reason ?? 'unavailable'))];

@@ -12,7 +12,7 @@ export interface ComputeParts extends PhaseParts {
 
 /**
  * Phase 2: the compute pool, then the backends and the platform over it.
- * @throws FlowfleetError WORKER_BACKEND_UNAVAILABLE, PLAT_*
+ * @throws FlowfleetError WORKER_BACKEND_UNAVAILABLE, PLAT_DEVICE_UNAVAILABLE, PLAT_*
  */
 export async function startCompute({ options, logger }: StartUpContext): Promise<ComputeParts> {
   const pool = await ComputePool.create({ threads: options.ortThreads });
@@ -21,6 +21,7 @@ export async function startCompute({ options, logger }: StartUpContext): Promise
     backends = await setUpBackends({
       backend: options.backend,
       ...(options.platformFacts === undefined ? {} : { facts: options.platformFacts }),
+      ...(options.device === undefined ? {} : { device: options.device }),
       extraKernels: options.extraKernels,
       pool,
       componentKinds: options.cards.componentKinds(),
