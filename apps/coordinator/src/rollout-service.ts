@@ -151,7 +151,7 @@ export class RolloutService {
     }
     const withWeights = Object.keys(request.weights).length > 0;
     const capacity = await this.#options.capacity.check(lane, requirements, withWeights);
-    // Judged against what the live workers that can run the job serve (ADR 011): a version no
+    // Judged against what the live workers that can run the job serve (ADR 012): a version no
     // eligible worker serves or can load is refused here, not failed by a worker later; each
     // maxStaleness becomes a min against the newest version they serve.
     const { resolved, unmet } = await this.#options.weights.resolve(

@@ -93,7 +93,7 @@ function parseAcks(version: number, raw: Readonly<Record<string, string>>): Sync
 }
 
 /**
- * Weight versions per component (ADR 011): the atomic sync (check strictly-increasing, record,
+ * Weight versions per component (ADR 012): the atomic sync (check strictly-increasing, record,
  * publish — one Lua script, so concurrent coordinators cannot both win a version), the judgement
  * of a rollout's weight requirements against what live workers serve, and the per-version report
  * built from the acks workers write and the versions their manifests hold.

@@ -85,7 +85,7 @@ function knownBad(acks: Readonly<Record<string, SyncStatus>> | undefined): boole
 }
 
 /**
- * Judges one weight requirement at enqueue (ADR 011) against the live workers that can run the
+ * Judges one weight requirement at enqueue (ADR 012) against the live workers that can run the
  * job (`eligible`) and the component's versions:
  * - `maxStaleness` K becomes `min: current − K`, current being the newest version an eligible
  *   worker serves (with none eligible, the newest recorded version that some worker loaded or none

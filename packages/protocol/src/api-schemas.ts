@@ -93,7 +93,7 @@ export const SyncAcceptedSchema = z.object({
 export type SyncAccepted = z.infer<typeof SyncAcceptedSchema>;
 
 /**
- * Where a synced version stands across the live fleet (ADR 011): `loaded` (a live worker holds it
+ * Where a synced version stands across the live fleet (ADR 012): `loaded` (a live worker holds it
  * now), `retired` (workers loaded it, and none that is live holds it any more), `failed` (every
  * live worker that answered refused or failed it, and none is still to answer), `superseded` (a
  * newer version came before any worker loaded it), `pending` (live workers are still to load it).

@@ -38,7 +38,7 @@ export interface FleetKeys {
    */
   readonly laneWorkChannel: string;
   /**
-   * Hash: a component's desired state (ADR 011) — `latest` → the newest synced version, `v:<n>` →
+   * Hash: a component's desired state (ADR 012) — `latest` → the newest synced version, `v:<n>` →
    * each version's record JSON (manifest, LoRA base, fan-out plan). A worker reads it whole.
    */
   weights(component: string): string;

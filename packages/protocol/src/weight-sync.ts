@@ -15,7 +15,7 @@ import { MAX_WEIGHT_SHARDS } from './weight-record.js';
  * `version` (strictly increasing from 1), whose content id and full-fetch size are `sha256` and
  * `sizeBytes` (its version record says the rest: `kind`, shards, manifest, LoRA base, fan-out
  * plan). To a worker it is a trigger only: it reconciles the component against the weights hash
- * (ADR 011). `kind` is present for sharded and LoRA versions; one blob (a file, an adapter, each
+ * (ADR 012). `kind` is present for sharded and LoRA versions; one blob (a file, an adapter, each
  * shard) is at most `maxBlobBytes`.
  */
 export function weightSyncSchema(limits: Limits = DEFAULT_LIMITS) {

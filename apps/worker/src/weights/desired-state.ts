@@ -13,7 +13,7 @@ export type VersionEntry =
   { readonly record: WeightVersionRecord } | { readonly unreadable: string };
 
 /**
- * A component's desired state (ADR 011): the newest synced version and every version the
+ * A component's desired state (ADR 012): the newest synced version and every version the
  * coordinator records, each with its manifest, LoRA base and fan-out plan — all of it one hash.
  */
 export interface DesiredState {

@@ -32,7 +32,7 @@ export interface PeerServerOptions {
 }
 
 /**
- * The worker's peer server (ADR 009, ADR 011): the coordinator's blob route — the same
+ * The worker's peer server (ADR 009, ADR 012): the coordinator's blob route — the same
  * implementation (protocol's `registerBlobRangeRoute`), auth check (`BearerAuth`, the worker
  * role) and error envelope — serving ranges only, from the verified ranges this worker holds. A
  * range a load here is fetching is answered once verified (a pipelined chain); anything else is

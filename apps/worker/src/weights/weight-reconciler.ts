@@ -86,7 +86,7 @@ const REFUSALS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Keeps the worker's weights at the desired state (ADR 011), the controller pattern: every
+ * Keeps the worker's weights at the desired state (ADR 012), the controller pattern: every
  * trigger — a sync message, a reconnect, the rescan timer, a job that requires a version — only
  * queues a component; one `reconcile(component)` pass reads the component's whole desired state
  * in one round trip (its weights hash), picks the version to load (`nextVersion`), builds it

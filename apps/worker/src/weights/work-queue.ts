@@ -28,7 +28,7 @@ interface KeyState {
 }
 
 /**
- * A work queue of keys, the controller pattern of Kubernetes' controller-runtime (ADR 011):
+ * A work queue of keys, the controller pattern of Kubernetes' controller-runtime (ADR 012):
  * triggers only add a key; a key added while it waits or runs is processed once more, never twice
  * at a time; passes are level-triggered (each reads the whole state, so a lost or repeated
  * trigger changes nothing) and one key's passes run one after another while different keys run

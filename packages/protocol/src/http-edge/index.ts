@@ -1,5 +1,5 @@
 // `@flowfleet/protocol/http-edge`: the HTTP edge code the coordinator and every worker's peer
-// server share (ADR 011) — the bearer auth check, the blob route, the error envelope of a small
+// server share (ADR 012) — the bearer auth check, the blob route, the error envelope of a small
 // server. Fastify is a type here: the apps own their servers; protocol opens no socket.
 export { BearerAuth } from './bearer-auth.js';
 export type { BearerTokens, Role } from './bearer-auth.js';
