@@ -1,6 +1,7 @@
 """flowfleet: the Python SDK of a flowfleet coordinator.
 
 Enqueue rollouts and rounds, wait for them, read their results (RolloutFile v1) as numpy arrays,
+encode and upload text embeddings (umT5, Wan's rule),
 push weights (a safetensors file, a sharded checkpoint directory, a LoRA adapter or a torch
 ``state_dict``) and wait for the fleet's acks. Every
 failure is a :class:`FlowfleetError` with a code from docs/errors.md.
@@ -9,6 +10,7 @@ failure is a :class:`FlowfleetError` with a code from docs/errors.md.
 from .checkpoint import Checkpoint, open_checkpoint
 from .client import DEFAULT_RETRY, DEFAULT_TIMEOUT_S, Client, PushedWeights
 from .errors import CLIENT_CODES, FlowfleetError
+from .prompt_embeds import WAN_TEXT_LEN, encode_prompts, upload_prompt_embeds
 from .retry import RetryPolicy
 from .rollout_file import ROLLOUT_FORMAT, ROLLOUT_FORMAT_VERSION, RolloutFile, read_rollout_file
 from .safetensors_check import check_safetensors, read_safetensors_header
@@ -33,10 +35,13 @@ __all__ = [
     "RetryPolicy",
     "RolloutFile",
     "SyncProgress",
+    "WAN_TEXT_LEN",
     "WEIGHT_DTYPES",
     "check_safetensors",
+    "encode_prompts",
     "open_checkpoint",
     "read_safetensors_header",
     "read_rollout_file",
+    "upload_prompt_embeds",
     "weights_bytes",
 ]
