@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import tokenizers
 import torch
+import transformers
 
 from fleet_support import Fleet
 from flowfleet import Client, FlowfleetError, encode_prompts, upload_prompt_embeds
-
-transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
 
 WORDS = ["a", "red", "fox", "jumps", "over", "the", "lazy", "dog", "in", "snow"]
 PROMPTS = ["a red fox", "the lazy dog jumps over   the snow", ""]
