@@ -4,7 +4,7 @@
 // The edge refuses a missing blob and a wrong header before the 202; a blob whose values are not
 // finite fails its job with a coded error and changes nothing else; a group fetches its
 // embeddings once per worker; the result is the TS reference's rollout within float tolerance.
-import { FlowfleetClient } from '@flowfleet/client';
+import { FlowfleetClient, uploadPromptEmbeds } from '@flowfleet/client';
 import { isFlowfleetError } from '@flowfleet/errors';
 import { float32ToBfloat16, writeSafetensors, type SafetensorsTensors } from '@flowfleet/formats';
 import { createCardRegistry, DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
@@ -78,9 +78,22 @@ async function codeOf(promise: Promise<unknown>): Promise<[string, Record<string
 
 describe('text embeddings by reference', () => {
   it('runs a group on its uploaded embeddings, fetched once per worker, as the reference does', async () => {
-    const promptEmbeds = await upload(embedsBlob(5, 1));
-    // The empty negative prompt is an embedding too (umT5's one EOS row).
-    const negativePromptEmbeds = await upload(embedsBlob(1, 2, 'F32'));
+    // The SDK's upload (BF16 and F32) gives the same references as the bytes written by hand.
+    const [promptEmbeds, negativePromptEmbeds] = await uploadPromptEmbeds(trainer, [
+      { tokens: 5, dim: DIM, data: gaussianNoise(1, 0, 5 * DIM) },
+    ]).then(async ([prompt]) => [
+      prompt!,
+      // The empty negative prompt is an embedding too (umT5's one EOS row).
+      (
+        await uploadPromptEmbeds(
+          trainer,
+          [{ tokens: 1, dim: DIM, data: gaussianNoise(2, 0, DIM) }],
+          'F32',
+        )
+      )[0]!,
+    ]);
+    expect(promptEmbeds).toEqual(await upload(embedsBlob(5, 1)));
+    expect(negativePromptEmbeds).toEqual(await upload(embedsBlob(1, 2, 'F32')));
     const request = { model: card.id, prompt: 'a red fox', seeds: [1, 2, 3] };
     const first = await trainer.enqueueRollouts({ ...request, promptEmbeds, negativePromptEmbeds });
     expect((await trainer.waitFor(first.id, { timeoutMs: 30_000 })).status).toBe('completed');
