@@ -84,6 +84,16 @@ describe('parseWorkerEnv', () => {
     expect(issuesOf({ ...BASE, FLOWFLEET_DEVICE: 'gpu' })).toEqual(['FLOWFLEET_DEVICE']);
   });
 
+  it('reads FLOWFLEET_MODELS: unset leaves the default cards, else the named card ids', () => {
+    expect(workerOptionsFromEnv(parseWorkerEnv(BASE)).models).toBeUndefined();
+    expect(
+      workerOptionsFromEnv(
+        parseWorkerEnv({ ...BASE, FLOWFLEET_MODELS: 'wan2.1-t2v-1.3b,wan21-mini' }),
+      ).models,
+    ).toEqual(['wan2.1-t2v-1.3b', 'wan21-mini']);
+    expect(issuesOf({ ...BASE, FLOWFLEET_MODELS: 'a,,b' })).toEqual(['FLOWFLEET_MODELS']);
+  });
+
   it('lists every bad variable at once and treats empty strings as unset', () => {
     expect(
       issuesOf({

@@ -46,6 +46,10 @@ export const workerEnvSchema = z.object({
   FLOWFLEET_HEARTBEAT_TTL_MS: count(1_000, 600_000).default(15_000),
   FLOWFLEET_BACKEND: z.enum(['auto', 'ort-cpu', 'cpu']).default('auto'),
   FLOWFLEET_DEVICE: z.enum(DEVICE_CHOICES as ['auto', 'cpu', 'cuda', 'webgpu']).default('auto'),
+  FLOWFLEET_MODELS: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*$/, 'card ids separated by commas')
+    .optional(),
   FLOWFLEET_ORT_THREADS: count(1, 64).optional(),
   FLOWFLEET_ORT_INTRA_OP_THREADS: count(1, 64).default(1),
   FLOWFLEET_EXTRA_KERNELS: z.string().optional(),
@@ -127,6 +131,8 @@ export function workerOptionsFromEnv(env: WorkerEnv): WorkerOptions {
     heartbeatTtlMs: env.FLOWFLEET_HEARTBEAT_TTL_MS,
     backend: env.FLOWFLEET_BACKEND,
     device: env.FLOWFLEET_DEVICE,
+    // Unset: the cards marked loadByDefault (a published-size card loads only when named).
+    ...(env.FLOWFLEET_MODELS === undefined ? {} : { models: env.FLOWFLEET_MODELS.split(',') }),
     ortThreads: env.FLOWFLEET_ORT_THREADS ?? env.FLOWFLEET_CONCURRENCY,
     ortIntraOpThreads: env.FLOWFLEET_ORT_INTRA_OP_THREADS,
     extraKernels:
