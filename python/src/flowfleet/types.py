@@ -133,6 +133,8 @@ class FleetWorker(TypedDict):
     weights: dict[str, int]
     kernels: dict[str, int]
     components: dict[str, int]
+    #: Where peers fetch the weight ranges it holds; absent when it runs no peer server.
+    peerUrl: NotRequired[str]
 
 
 class Fleet(TypedDict):
