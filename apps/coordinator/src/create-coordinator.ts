@@ -5,7 +5,6 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import {
   createRedis,
   quitRedis,
-  type RedisClient,
   type RedisMode,
   type ReplicationPolicy,
 } from '@flowfleet/redis';
