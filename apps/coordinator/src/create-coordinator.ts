@@ -2,12 +2,7 @@ import { FlowfleetError } from '@flowfleet/errors';
 import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
 import { DEFAULT_LIMITS, EgressBucket, FleetLimits, type Limits } from '@flowfleet/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import {
-  createRedis,
-  quitRedis,
-  type RedisMode,
-  type ReplicationPolicy,
-} from '@flowfleet/redis';
+import { createRedis, quitRedis, type RedisMode, type ReplicationPolicy } from '@flowfleet/redis';
 import { pino, type Logger } from 'pino';
 import { BearerAuth } from '@flowfleet/protocol/http-edge';
 import type { CoordinatorTokens } from './env.js';
