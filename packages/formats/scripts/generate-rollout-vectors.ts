@@ -1,11 +1,14 @@
 // Writes the RolloutFile v1 test vectors (docs/formats/vectors/rollout-file-v1/) from their
-// definitions in packages/formats/src/rollout/vectors/. Never edit the generated files by hand:
+// definitions in packages/formats/test-support/rollout-vectors/. Never edit the generated files by hand:
 // change the definitions and run `npm run vectors:rollout`; a test fails while the checked-in
 // files differ from what this script writes.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ROLLOUT_VECTORS_DIR, rolloutVectorFiles } from '../src/rollout/vectors/rollout-vectors.js';
+import {
+  ROLLOUT_VECTORS_DIR,
+  rolloutVectorFiles,
+} from '../test-support/rollout-vectors/rollout-vectors.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const dir = join(root, ROLLOUT_VECTORS_DIR);

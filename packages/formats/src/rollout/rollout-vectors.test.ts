@@ -4,12 +4,16 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isFlowfleetError } from '@flowfleet/errors';
 import { describe, expect, it } from 'vitest';
-import { readRolloutFile } from '../read-rollout-file.js';
-import { rolloutFileJson } from '../rollout-json.js';
-import { writeRolloutFile } from '../write-rollout-file.js';
-import { ROLLOUT_VECTORS_DIR, rolloutVectorFiles, type VectorManifest } from './rollout-vectors.js';
+import { readRolloutFile } from './read-rollout-file.js';
+import { rolloutFileJson } from '../../test-support/rollout-vectors/rollout-json.js';
+import { writeRolloutFile } from './write-rollout-file.js';
+import {
+  ROLLOUT_VECTORS_DIR,
+  rolloutVectorFiles,
+  type VectorManifest,
+} from '../../test-support/rollout-vectors/rollout-vectors.js';
 
-const root = fileURLToPath(new URL('../../../../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const dir = join(root, ROLLOUT_VECTORS_DIR);
 const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as VectorManifest;
 
