@@ -82,5 +82,5 @@ def test_uploaded_embeddings_are_references_the_edge_checks(trainer: Client, fle
         trainer.enqueue_rollouts({**request, "promptEmbeds": refs[0], "negativePromptEmbeds": refs[1]})
     assert no_worker.value.code == "API_NO_CAPACITY"
     with pytest.raises(FlowfleetError) as bad_shape:
-        upload_prompt_embeds(trainer, [np.zeros((513, 8), np.float32)])
+        upload_prompt_embeds(trainer, [np.zeros((0, 8), np.float32)])
     assert bad_shape.value.code == "CLIENT_INVALID_OPTIONS"

@@ -1,7 +1,7 @@
 export { FlowfleetClient, createClient } from './flowfleet-client.js';
 export type { EnqueueOptions, StatusWait, SyncWeightsOptions } from './flowfleet-client.js';
 export { pushCheckpoint } from './push-checkpoint.js';
-export { MAX_EMBED_TOKENS, uploadPromptEmbeds } from './upload-prompt-embeds.js';
+export { uploadPromptEmbeds } from './upload-prompt-embeds.js';
 export type { BlobUploader, PromptEmbedding } from './upload-prompt-embeds.js';
 export type {
   CheckpointPusher,

@@ -14,16 +14,13 @@ export interface BlobUploader {
   uploadBlob(bytes: Uint8Array): Promise<StoredBlob>;
 }
 
-/** The most rows an embedding may have (Wan2.1's text length: the card zero-pads to it). */
-export const MAX_EMBED_TOKENS = 512;
-
 /**
  * Uploads each embedding as a one-tensor safetensors blob (`prompt_embeds`, stored as `dtype`:
  * BF16 by default, umT5's own; F16 and F32 too) and returns, in order, the references a rollout
  * request takes (`promptEmbeds`, `negativePromptEmbeds`). Content-addressed: the same embedding
  * gives the same reference.
- * @throws FlowfleetError CLIENT_INVALID_OPTIONS (an empty or over-long embedding, data of another
- *   size), the upload's codes
+ * @throws FlowfleetError CLIENT_INVALID_OPTIONS (an empty embedding, data of another size), the
+ *   upload's codes (the coordinator checks the dims against the request's card at enqueue)
  */
 export async function uploadPromptEmbeds(
   client: BlobUploader,
@@ -35,14 +32,13 @@ export async function uploadPromptEmbeds(
     if (
       !Number.isInteger(tokens) ||
       tokens < 1 ||
-      tokens > MAX_EMBED_TOKENS ||
       !Number.isInteger(dim) ||
       dim < 1 ||
       data.length !== tokens * dim
     ) {
       throw new FlowfleetError(
         'CLIENT_INVALID_OPTIONS',
-        `embedding ${i} is [${tokens}, ${dim}] with ${data.length} values; expected [L, dim] with 1 ≤ L ≤ ${MAX_EMBED_TOKENS}`,
+        `embedding ${i} is [${tokens}, ${dim}] with ${data.length} values; expected [L, dim], L ≥ 1 (the card's limits are checked by the coordinator)`,
         { details: { option: 'embeddings', index: i } },
       );
     }

@@ -78,16 +78,15 @@ def upload_prompt_embeds(
     F16 or BF16 — BF16 needs torch tensors; default: keep the tensor's, bf16 from umT5-XXL).
     Uploads are content-addressed: the same embedding uploads to the same reference.
 
-    :raises FlowfleetError: ``CLIENT_INVALID_OPTIONS`` (not 2-D, empty, or over 512 rows, or a
-        dtype other than F32/F16/BF16), the upload's codes
+    :raises FlowfleetError: ``CLIENT_INVALID_OPTIONS`` (not 2-D or empty, or a dtype other than
+        F32/F16/BF16), the upload's codes (the coordinator checks the card's dims at enqueue)
     """
     refs: list[dict[str, str]] = []
     for i, embedding in enumerate(embeddings):
         shape = tuple(embedding.shape)
-        if len(shape) != 2 or shape[0] < 1 or shape[0] > WAN_TEXT_LEN or shape[1] < 1:
-            raise invalid_option(
-                f"embedding {i} is {list(shape)}; expected [L, dim] with 1 ≤ L ≤ {WAN_TEXT_LEN}", "embeddings"
-            )
+        if len(shape) != 2 or shape[0] < 1 or shape[1] < 1:
+            # The card's limits (L ≤ its text length, its width) are the coordinator's to check.
+            raise invalid_option(f"embedding {i} is {list(shape)}; expected [L, dim], L ≥ 1", "embeddings")
         data = weights_bytes({EMBEDS_TENSOR: embedding}, dtype)
         refs.append({"sha256": client.upload_blob(data)["sha256"]})
     return refs
