@@ -18,8 +18,10 @@ export type {
   WrittenDitCheckpoint,
 } from './checkpoint/write-dit-checkpoint.js';
 export { wan21MiniCard } from './wan21-mini-card.js';
+export { WAN21_T2V_1_3B_RECIPE, wan21T2v13bCard } from './wan21-t2v-1-3b-card.js';
+export { padTextEmbedding } from './text-embeddings.js';
 export { createWan21Card } from './wan21-card.js';
-export type { Wan21CardOptions, Wan21ComponentId } from './wan21-card.js';
+export type { Wan21CardOptions, Wan21ComponentId, Wan21TextInput } from './wan21-card.js';
 export { ditForward } from './reference/dit-forward.js';
 export { textEncoderForward } from './reference/text-encoder-forward.js';
 export { createDitReferenceFactory } from './components/reference-components.js';
