@@ -2,15 +2,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  SafetensorsFileReader,
   bfloat16ToFloat32,
   float32ToBfloat16,
   openSafetensorsCheckpoint,
 } from '@flowfleet/formats';
-import type { TensorData } from '@flowfleet/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bindCheckpoint } from '../../checkpoint/bind-checkpoint.js';
-import { decodeCheckpointTensor } from '../../checkpoint/decode-checkpoint-tensor.js';
+import { loadCheckpoint } from '../../checkpoint/load-checkpoint.js';
 import { initWeights } from '../init-weights.js';
 import { WAN21_MINI } from '../wan21-config.js';
 import { wan21MiniCard } from '../wan21-mini-card.js';
@@ -26,28 +23,7 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** Every DiT parameter of the checkpoint at `path`, bound by the card and widened to float32. */
-async function loadDit(path: string): Promise<Map<string, TensorData>> {
-  const checkpoint = await openSafetensorsCheckpoint(path);
-  const holder = new Map<string, string>();
-  const entries = new Map<string, { dtype: string; shape: readonly number[] }>();
-  for (const shard of checkpoint.shards) {
-    for (const [key, entry] of shard.header.tensors) {
-      holder.set(key, shard.path);
-      entries.set(key, entry);
-    }
-  }
-  const bound = bindCheckpoint(ditSpec, entries);
-  const out = new Map<string, TensorData>();
-  for (const [name, key] of bound) {
-    const reader = await SafetensorsFileReader.open(holder.get(key)!);
-    const tensor = await reader.readTensor(key);
-    await reader.close();
-    const raw = new Uint8Array(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
-    out.set(name, decodeCheckpointTensor(key, entries.get(key)!, raw));
-  }
-  return out;
-}
+const loadDit = (path: string) => loadCheckpoint(ditSpec, path);
 
 function sameBits(a: ArrayBufferView, b: ArrayBufferView): boolean {
   const bytes = (v: ArrayBufferView) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
