@@ -1,5 +1,5 @@
 // The raw ONNX Runtime baseline of bench:real: a card component's *eager* graph (weights as graph
-// inputs, symbolic dims — the only form a 1.3B DiT has, ADR 013) opened straight on
+// inputs, symbolic dims — the only form a 1.3B DiT has, ADR 015) opened straight on
 // onnxruntime-node in the calling thread with the worker's session options, the weights wrapped
 // as ort.Tensors once, no pool, no runtime.
 import { loadOrt, onnxArtifactsOf, ortSessionOptions } from '@flowfleet/backends';

@@ -52,7 +52,7 @@ export const WAN21_T2V_1_3B_RECIPE = Object.freeze({
  * A worker loads its 5.7 GB of float32 weights only when its models name it (`loadByDefault`
  * false). Its DiT runs in the eager ONNX form only (`graphCapture: 'eager'`): one session whose
  * weights are graph inputs, shared by every latent shape and every weight version; the captured
- * form would bake 5.7 GB of initializers into one protobuf (2 GB limit) per shape (ADR 013).
+ * form would bake 5.7 GB of initializers into one protobuf (2 GB limit) per shape (ADR 015).
  */
 export const wan21T2v13bCard = createWan21Card({
   id: 'wan2.1-t2v-1.3b',
