@@ -1,9 +1,10 @@
 // bench:real — the Wan2.1-T2V-1.3B DiT at its real size (1,418,996,800 parameters) on one CPU
 // worker. Run it alone: `flock /tmp/ffbench.lock npm run bench:real` (a worker holds ~12 GB).
-// Stages (BENCH_REAL_STAGES, default all, in this order), each writing bench/results/real.json:
+// Stages (BENCH_REAL_STAGES, default all; run as checkpoint, fleet, form, raw), each writing
+// bench/results/real.json:
 //   checkpoint  write the diffusers-layout bf16 checkpoint (2.8 GB) into BENCH_REAL_DIR, unless
 //               there; BENCH_REAL_WAN=1 also writes (and loads) Wan's own f32 layout (5.7 GB)
-//   form        the ONNX form decision (ADR 013) at 8 of the 30 blocks (1.59 GB, under the 2 GB
+//   form        the ONNX form decision (ADR 015) at 8 of the 30 blocks (1.59 GB, under the 2 GB
 //               protobuf limit): eager (weights as inputs) vs captured (initializers) session —
 //               create time, RSS growth, forward time, outputs compared
 //   fleet       one in-process worker (ort-cpu) of a coordinator on a real Redis: start-up (version
@@ -14,20 +15,27 @@
 //               same eager graph and session settings, weights loaded from the checkpoint
 //               (loadCheckpoint: load time, RSS); then one forward of a 240×416×33 video's latent
 //               (16×9×30×52)
-// The fleet card is the 1.3B DiT with the toy text encoder (`wan2.1-t2v-1.3b` takes embeddings by
-// reference, which the worker does not fetch yet): the negative prompt's encoding is the
-// unconditional branch, the DiT forwards (the cost) are the same. Each rollout = 1 encoder + 4
-// CFG-batched DiT forwards (batch 8, latent 16×3×8×8, context 512×4096).
+// The card is `wan2.1-t2v-1.3b` (version 0 zeros, see fleetCard): text embeddings by reference —
+// a prompt's [24, 4096] and the empty negative prompt's [1, 4096] (bf16 blobs, random values
+// standing in for umT5-XXL's), zero-padded to 512 rows by the card. Each rollout = 4 CFG-batched
+// DiT forwards (batch 8, latent 16×3×8×8, context 512×4096); the raw loop gets the same padded
+// embeddings as its context.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { FlowfleetClient } from '@flowfleet/client';
 import { createCoordinator } from '@flowfleet/coordinator';
-import { writeSafetensors, type SafetensorsTensor } from '@flowfleet/formats';
+import {
+  bfloat16ToFloat32,
+  float32ToBfloat16,
+  writeSafetensors,
+  type SafetensorsTensor,
+} from '@flowfleet/formats';
 import { createCardRegistry, loadCheckpoint } from '@flowfleet/models';
 import {
   WAN21_1_3B,
   createWan21Card,
+  wan21T2v13bCard,
   createWan21Config,
   initWeights,
   writeWan21DitCheckpoint,
@@ -63,11 +71,17 @@ const CONFIG =
   process.env['BENCH_REAL_LAYERS'] === undefined
     ? WAN21_1_3B
     : createWan21Config({ layers: Number(process.env['BENCH_REAL_LAYERS']) }, WAN21_1_3B);
-const card = createWan21Card({
-  id: 'bench-wan2.1-1.3b',
-  config: CONFIG,
-  graphCapture: 'eager',
-});
+const card =
+  CONFIG === WAN21_1_3B
+    ? wan21T2v13bCard
+    : createWan21Card({
+        id: wan21T2v13bCard.id,
+        config: CONFIG,
+        textInput: 'embeddings',
+        graphCapture: 'eager',
+        sampling: wan21T2v13bCard.sampling,
+        latent: wan21T2v13bCard.latent,
+      });
 /**
  * The fleet's card: version 0 of its DiT is zeros, not the card's Philox draw — at 1.4 B values
  * that draw costs minutes of the worker's start-up, and the bench syncs the checkpoint at once.
@@ -94,7 +108,6 @@ const fleetCard = {
   ),
 } as typeof card;
 const ditSpec = card.components.find((c) => c.id === 'dit')!;
-const encoderSpec = card.components.find((c) => c.id === 'text_encoder')!;
 const diffusersPath = join(DIR, 'diffusers', 'transformer');
 const wanPath = join(DIR, 'wan');
 
@@ -157,6 +170,27 @@ function filled(length: number, seed: number): Float32Array {
     out[i] = (state / 2 ** 32 - 0.5) * 0.02;
   }
   return out;
+}
+
+/** Token counts of the prompt's and the empty negative prompt's embeddings (umT5: "" is EOS). */
+const EMBED_TOKENS = { prompt: 24, negative: 1 } as const;
+
+/** One embedding's values on the bf16 grid (what the blob holds), seed-deterministic. */
+function embeddingValues(tokens: number, seed: number): Float32Array {
+  return bfloat16ToFloat32(
+    float32ToBfloat16(filled(tokens * CONFIG.textDim, seed).map((v) => v * 10)),
+  );
+}
+
+/** The embedding as the blob a client uploads: `[tokens, 4096]` BF16. */
+function embeddingBlob(tokens: number, seed: number): Uint8Array {
+  return writeSafetensors({
+    prompt_embeds: {
+      dtype: 'BF16',
+      shape: [tokens, CONFIG.textDim],
+      data: float32ToBfloat16(embeddingValues(tokens, seed)),
+    },
+  });
 }
 
 /** flow_grpo's Wan2.1 LoRA (r 32, alpha 64) on every attention projection, in PEFT's names. */
@@ -393,7 +427,12 @@ async function fleetStage(): Promise<{ medianRolloutMs: number }> {
     const request = {
       model: card.id,
       prompt: PROMPT,
-      negativePrompt: '',
+      promptEmbeds: {
+        sha256: (await client.uploadBlob(embeddingBlob(EMBED_TOKENS.prompt, 11))).sha256,
+      },
+      negativePromptEmbeds: {
+        sha256: (await client.uploadBlob(embeddingBlob(EMBED_TOKENS.negative, 12))).sha256,
+      },
       seeds: SEEDS,
       shift: SHIFT,
       sampler: 'sde' as const,
@@ -467,10 +506,23 @@ async function rawStage(fleet: { medianRolloutMs: number } | undefined): Promise
     peakRssMb: sampler.stop(),
   };
   save('raw', figures);
-  const encoderWeights = initWeights(CONFIG, 0, 'text_encoder');
   sampler = RssSampler.start();
   const dit = await openRawEagerForward(ditSpec, loaded.value, INTRA_OP);
-  const encoder = await openRawEagerForward(encoderSpec, encoderWeights, INTRA_OP);
+  // The card has no text encoder: the raw loop's "encoder" hands back the same embeddings the
+  // fleet's rollouts fetched, zero-padded to 512 rows ([uncond, cond], as the card pads them).
+  const row = CONFIG.textLen * CONFIG.textDim;
+  const padded = new Float32Array(2 * row);
+  padded.set(embeddingValues(EMBED_TOKENS.negative, 12), 0);
+  padded.set(embeddingValues(EMBED_TOKENS.prompt, 11), row);
+  const encoder = {
+    run: async () => ({
+      context: {
+        dtype: 'float32',
+        dims: [2, CONFIG.textLen, CONFIG.textDim],
+        data: padded,
+      } as TensorData,
+    }),
+  };
   figures['sessionCreateMs'] = round(dit.createMs, 1);
   const unused = { id: 'unused', tensors: new Map<string, TensorData>() };
   const workload: RawWorkload = {
@@ -519,7 +571,6 @@ async function rawStage(fleet: { medianRolloutMs: number } | undefined): Promise
   };
   save('raw', figures);
   await dit.release();
-  await encoder.release();
 }
 
 await runBench(async () => {
@@ -527,8 +578,8 @@ await runBench(async () => {
     `bench:real: stages ${STAGES.join(',')}, dir ${DIR}, free ${round(freemem() / 1e9, 1)} GB`,
   );
   if (STAGES.includes('checkpoint')) await checkpointStage();
-  if (STAGES.includes('form')) await formStage();
   const fleet = STAGES.includes('fleet') ? await fleetStage() : undefined;
+  if (STAGES.includes('form')) await formStage();
   if (STAGES.includes('raw')) await rawStage(fleet);
   console.log('\nwrote bench/results/real.json');
 });
