@@ -24,6 +24,7 @@ import { prepareFleetDigest } from './fleet-views.js';
 import { FleetReader } from './fleet-reader.js';
 import { JobEvents } from './job-events.js';
 import { JobStatusReader } from './job-status-reader.js';
+import { ResultProvenance } from './result-provenance.js';
 import { coordinatorKeys } from './keys.js';
 import { LaneQueues } from './lane-queues.js';
 import { LaneRegistry } from './lane-registry.js';
@@ -202,6 +203,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     weights,
     rollouts,
     jobs: new JobStatusReader(queues, blobs, fleetLimits),
+    provenance: new ResultProvenance({ queues, fleetLimits }),
     events: new JobEvents(redis, logger),
     metrics,
     scaling: new ScalingPlanner({

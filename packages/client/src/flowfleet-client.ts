@@ -16,6 +16,7 @@ import {
   OpenApiDocumentSchema,
   ResultUploadSchema,
   SUMMARY_BYTES_HEADER,
+  JOB_LOCK_HEADER,
   ScalingSchema,
   StoredBlobSchema,
   SyncAcceptedSchema,
@@ -196,14 +197,18 @@ export class FlowfleetClient {
   }
 
   /**
-   * Stores job `id`'s `summary.json` and `result.safetensors` in one request (worker role). The
-   * result is written once: `created`, or `unchanged` when the same bytes were stored before; the
-   * first summary stored stands (`summary: 'kept'` after that).
+   * Stores job `id`'s `summary.json` and `result.safetensors` in one request (worker role), as the
+   * attempt that holds the job with `lockToken`. The result is written once: `created`, or
+   * `unchanged` when the same bytes were stored before; the first summary stored stands
+   * (`summary: 'kept'` after that).
    * @throws FlowfleetError API_RESULT_CONFLICT (a different result is stored; nothing was
-   *   written), API_JOB_NOT_FOUND, API_BLOB_TOO_LARGE, API_INVALID_BODY, transport codes
+   *   written), API_RESULT_NOT_HOLDER (`lockToken` is not the job's lock), API_RESULT_MISMATCH
+   *   (the summary does not describe the job's request), API_JOB_NOT_FOUND, API_BLOB_TOO_LARGE,
+   *   API_INVALID_BODY, transport codes
    */
   uploadResults(
     id: string,
+    lockToken: string,
     files: { readonly summary: Uint8Array; readonly result: Uint8Array },
     call?: CallOptions,
   ): Promise<ResultUpload> {
@@ -211,7 +216,10 @@ export class FlowfleetClient {
       {
         method: 'PUT',
         path: `/v1/results/${segment(id)}`,
-        headers: { [SUMMARY_BYTES_HEADER]: String(files.summary.byteLength) },
+        headers: {
+          [SUMMARY_BYTES_HEADER]: String(files.summary.byteLength),
+          [JOB_LOCK_HEADER]: lockToken,
+        },
         bytes: [files.summary, files.result],
         idempotent: true,
         ...withCall(call),

@@ -50,6 +50,13 @@ export type StoredBlob = z.infer<typeof StoredBlobSchema>;
 export const SUMMARY_BYTES_HEADER = 'x-flowfleet-summary-bytes';
 
 /**
+ * The header of `PUT /v1/results/:id` that proves the upload comes from the attempt holding the
+ * job: the lock token its worker took the job with. The coordinator stores a result only while
+ * this token is the job's current lock (ADR 013).
+ */
+export const JOB_LOCK_HEADER = 'x-flowfleet-job-lock';
+
+/**
  * The header of `POST /v1/rollouts` that names one enqueue (a UUID): the job id carries it, so a
  * retried request with the same key enqueues nothing new and answers the same job.
  */

@@ -95,18 +95,21 @@ export class CoordinatorClient {
   }
 
   /**
-   * Stores a job's summary and result in one request; `conflict` when a different result is
-   * already stored (nothing was written then).
+   * Stores a job's summary and result in one request, as the attempt holding the job with
+   * `lockToken`; `conflict` when a different result is already stored (nothing was written then).
+   * A refusal that this attempt no longer holds the job (API_RESULT_NOT_HOLDER) is not retried:
+   * settling the job then answers WORKER_JOB_LOST.
    * @throws FlowfleetError WORKER_RESULT_UPLOAD_FAILED (`details.code`: the last failure's),
    *   CLIENT_ABORTED
    */
   async putResults(
     jobId: string,
+    lockToken: string,
     files: ResultFiles,
     signal?: AbortSignal,
   ): Promise<ResultUploadOutcome> {
     try {
-      const stored = await this.#client.uploadResults(jobId, files, {
+      const stored = await this.#client.uploadResults(jobId, lockToken, files, {
         retry: this.#uploadRetry,
         ...(signal === undefined ? {} : { signal }),
       });
