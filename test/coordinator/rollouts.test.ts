@@ -358,6 +358,50 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
     expect(JSON.parse((await storedSummary(enqueued.id)) ?? '{}').worker).toBe('w-first');
   });
 
+  it('DELETE cancels a queued job (it never runs, its id then answers 404); a running one finishes (409 API_JOB_NOT_CANCELLABLE)', async () => {
+    const cancel = (id: string, role: 'trainer' | 'viewer' = 'trainer') =>
+      fixture.coordinator.app.inject({
+        method: 'DELETE',
+        url: `/v1/rollouts/${id}`,
+        headers: fixture.auth(role),
+      });
+    const queued = (await post(rolloutBody({ waitForCapacity: true }))).json();
+    expect((await cancel(queued.id, 'viewer')).statusCode).toBe(403);
+    const cancelled = await cancel(queued.id);
+    expect(cancelled.statusCode).toBe(200);
+    expect(cancelled.json()).toEqual({ id: queued.id, lane: queued.lane, status: 'cancelled' });
+    const { queues } = fixture.coordinator.services;
+    expect(await queues.get(queued.lane).getJobState(queued.id)).toBe('unknown');
+    expect((await queues.counts(queued.lane)).waiting).toBe(0);
+    const gone = await fixture.coordinator.app.inject({
+      method: 'GET',
+      url: `/v1/rollouts/${queued.id}`,
+      headers: fixture.auth('viewer'),
+    });
+    expect(gone.statusCode).toBe(404);
+    const again = await cancel(queued.id);
+    expect(again.statusCode).toBe(404);
+    expect(again.json().code).toBe('API_JOB_NOT_FOUND');
+
+    const running = (await post(rolloutBody({ waitForCapacity: true }))).json();
+    const held = await holdNextJob(fixture, running.lane);
+    onTestFinished(() => held.close());
+    const refused = await cancel(running.id);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toMatchObject({
+      code: 'API_JOB_NOT_CANCELLABLE',
+      details: { id: running.id, status: 'active' },
+    });
+    // The running attempt is not abandoned: it still stores its result.
+    const stored = await fixture.coordinator.app.inject({
+      method: 'PUT',
+      url: `/v1/results/${running.id}`,
+      ...withWorkerAuth(resultUpload(summaryOfHeld(held), Buffer.from('t'), held.lockToken)),
+    });
+    expect(stored.statusCode).toBe(201);
+    expect(await queues.get(running.lane).getJobState(running.id)).toBe('active');
+  });
+
   it('stores a result only from the attempt that holds the job (409 API_RESULT_NOT_HOLDER), nothing written', async () => {
     const enqueued = (await post(rolloutBody({ waitForCapacity: true }))).json();
     const tensors = Buffer.from('tensor bytes');

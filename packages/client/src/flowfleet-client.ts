@@ -6,6 +6,7 @@ import {
   type RolloutSummary,
 } from '@flowfleet/formats';
 import {
+  CancelledRolloutSchema,
   EnqueuedRolloutSchema,
   FleetSchema,
   HealthSchema,
@@ -21,6 +22,7 @@ import {
   StoredBlobSchema,
   SyncAcceptedSchema,
   WeightReportSchema,
+  type CancelledRollout,
   type EnqueuedRollout,
   type Fleet,
   type Health,
@@ -165,6 +167,26 @@ export class FlowfleetClient {
     });
     const timeoutMs = (call?.timeoutMs ?? this.#timeoutMs) + wait.waitMs;
     return this.#get(`${path}?${query.toString()}`, JobStatusSchema, { ...call, timeoutMs });
+  }
+
+  /**
+   * Cancels a queued rollout (trainer role): it is removed from its lane and never runs. A running
+   * job is not abandoned — it finishes and stores its result — so cancelling one is refused, as
+   * is cancelling a finished one. Retried like a read: a retry after a cancel that landed answers
+   * API_JOB_NOT_FOUND.
+   * @throws FlowfleetError API_JOB_NOT_CANCELLABLE (`details.status`: active, completed or failed),
+   *   API_JOB_NOT_FOUND, API_FORBIDDEN, transport codes
+   */
+  cancelRollout(id: string, call?: CallOptions): Promise<CancelledRollout> {
+    return this.#http.json(
+      {
+        method: 'DELETE',
+        path: `/v1/rollouts/${segment(id)}`,
+        idempotent: true,
+        ...withCall(call),
+      },
+      CancelledRolloutSchema,
+    );
   }
 
   /**

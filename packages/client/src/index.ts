@@ -49,6 +49,7 @@ export type {
 } from '@flowfleet/formats';
 export { sha256Hex } from './sha256-hex.js';
 export {
+  CancelledRolloutSchema,
   EnqueuedRolloutSchema,
   FleetSchema,
   HealthSchema,
@@ -64,6 +65,7 @@ export {
   WeightReportSchema,
 } from '@flowfleet/protocol';
 export type {
+  CancelledRollout,
   ClassScaling,
   EnqueuedRollout,
   Fleet,

@@ -33,6 +33,18 @@ export const EnqueuedRolloutSchema = z.object({
 /** An enqueued rollout: its id, lane and how many live workers could serve it. */
 export type EnqueuedRollout = z.infer<typeof EnqueuedRolloutSchema>;
 
+/**
+ * `DELETE /v1/rollouts/:id` → 200: the queued job is removed from its lane and will not run (a
+ * running one is refused with 409 API_JOB_NOT_CANCELLABLE and finishes).
+ */
+export const CancelledRolloutSchema = z.object({
+  id: IdSchema,
+  lane: LaneNameSchema,
+  status: z.literal('cancelled'),
+});
+/** A cancelled rollout: its id and lane. */
+export type CancelledRollout = z.infer<typeof CancelledRolloutSchema>;
+
 /** `GET /v1/rollouts`: the most recent rollouts across lanes, newest first. */
 export const RolloutListSchema = z.object({ rollouts: z.array(RolloutListItemSchema) });
 /** The recent-rollouts listing. */

@@ -100,6 +100,7 @@ export { toJsonSchema } from './json-schema.js';
 export type { JsonSchemaOptions } from './json-schema.js';
 export { PROTOCOL_SCHEMAS } from './schemas.js';
 export {
+  CancelledRolloutSchema,
   EnqueuedRolloutSchema,
   FleetSchema,
   HealthSchema,
@@ -120,6 +121,7 @@ export {
   WeightReportSchema,
 } from './api-schemas.js';
 export type {
+  CancelledRollout,
   EnqueuedRollout,
   Fleet,
   FleetWorker,

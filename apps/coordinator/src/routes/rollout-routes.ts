@@ -1,6 +1,7 @@
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import { RolloutSummarySchema } from '@flowfleet/formats';
 import {
+  CancelledRolloutSchema,
   EnqueuedRolloutSchema,
   IDEMPOTENCY_KEY_HEADER,
   IdempotencyKeySchema,
@@ -116,6 +117,25 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
         reply.raw.off('close', gone);
         watch.cancel();
       }
+    },
+  });
+
+  api.delete('/v1/rollouts/:id', {
+    schema: { params: JobIdParamsSchema, response: { 200: CancelledRolloutSchema } },
+    config: {
+      flowfleet: {
+        roles: ['trainer'],
+        summary:
+          'Cancel a queued rollout: it is removed from its lane and never runs (any result an earlier, cut attempt left is deleted). A running job is not abandoned: it finishes and stores its result, and the cancel is refused (409 API_JOB_NOT_CANCELLABLE, as for a finished one). A cancelled id then answers 404',
+        errors: ['API_JOB_NOT_FOUND', 'API_JOB_NOT_CANCELLABLE'],
+        usesRedis: true,
+      },
+    },
+    handler: async (request) => {
+      const cancelled = await rollouts.cancel(request.params.id);
+      // A queued job may still have files from an attempt cut between upload and completion.
+      await blobs.deleteResult(cancelled.id);
+      return cancelled;
     },
   });
 
