@@ -266,7 +266,7 @@ export const ERROR_CODES = {
     source: 'coordinator',
     httpStatus: 400,
     summary:
-      'A JSON body is not valid UTF-8 (a prompt would otherwise be stored with U+FFFD in place of its bytes); details.offset is the first bad byte. Nothing was enqueued.',
+      'A JSON body is not valid UTF-8 (a prompt would otherwise be stored with U+FFFD in place of its bytes); nothing was changed.',
   },
   API_BODY_TOO_LARGE: {
     source: 'coordinator',
