@@ -536,7 +536,7 @@ export const ERROR_CODES = {
     source: 'worker',
     httpStatus: 409,
     summary:
-      "The worker no longer held a job when it settled it: its lock lapsed (a partition or a stall longer than the lock) and the job moved on to another attempt; this worker's outcome is dropped (a result it stored stands only if identical) and it goes on serving.",
+      "The worker no longer held a job when it uploaded its result or settled it: its lock lapsed (a partition or a stall longer than the lock) and the job moved on to another attempt; this worker's outcome is dropped (the coordinator refuses its result, API_RESULT_NOT_HOLDER) and it goes on serving.",
   },
   NUM_INVALID_ARGUMENT: {
     source: 'numerics',

@@ -97,8 +97,8 @@ export class CoordinatorClient {
   /**
    * Stores a job's summary and result in one request, as the attempt holding the job with
    * `lockToken`; `conflict` when a different result is already stored (nothing was written then).
-   * A refusal that this attempt no longer holds the job (API_RESULT_NOT_HOLDER) is not retried:
-   * settling the job then answers WORKER_JOB_LOST.
+   * @throws FlowfleetError WORKER_JOB_LOST when the coordinator says this attempt no longer holds
+   *   the job (API_RESULT_NOT_HOLDER: its lock lapsed and the job moved on; not retried)
    * @throws FlowfleetError WORKER_RESULT_UPLOAD_FAILED (`details.code`: the last failure's),
    *   CLIENT_ABORTED
    */
@@ -116,6 +116,15 @@ export class CoordinatorClient {
       return stored.status;
     } catch (error) {
       if (isFlowfleetError(error, 'API_RESULT_CONFLICT')) return 'conflict';
+      if (isFlowfleetError(error, 'API_RESULT_NOT_HOLDER')) {
+        // The lock lapsed (a partition longer than it) and the job moved on: this attempt's
+        // outcome is dropped, as its completion would have been.
+        throw new FlowfleetError(
+          'WORKER_JOB_LOST',
+          `job ${jobId}: the coordinator refused the result, this attempt no longer holds the job`,
+          { details: { jobId, code: error.code }, cause: error },
+        );
+      }
       if (!isFlowfleetError(error) || error.code === 'CLIENT_ABORTED') throw error;
       throw new FlowfleetError(
         'WORKER_RESULT_UPLOAD_FAILED',
