@@ -222,6 +222,23 @@ describe('the router and node:http answer in the envelope too', () => {
     expect(fleet.headers['content-type']).toContain('application/json');
     const anonymous = await fixture.coordinator.app.inject({ method: 'HEAD', url: '/v1/fleet' });
     expect(anonymous.statusCode).toBe(401);
+    // A blob: its length, no body.
+    const bytes = Buffer.from('head of a blob');
+    const put = await fixture.coordinator.app.inject({
+      method: 'PUT',
+      url: '/v1/blobs',
+      headers: { ...fixture.auth('trainer'), 'content-type': 'application/octet-stream' },
+      payload: bytes,
+    });
+    expect(put.statusCode).toBe(201);
+    const blob = await fixture.coordinator.app.inject({
+      method: 'HEAD',
+      url: `/v1/blobs/${put.json<{ sha256: string }>().sha256}`,
+      headers: fixture.auth('worker'),
+    });
+    expect(blob.statusCode).toBe(200);
+    expect(blob.headers['content-length']).toBe(String(bytes.byteLength));
+    expect(blob.body).toBe('');
     const missing = await fixture.coordinator.app.inject({
       method: 'HEAD',
       url: `/v1/rollouts/${'b'.repeat(20)}`,

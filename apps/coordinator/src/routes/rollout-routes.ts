@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import { RolloutSummarySchema } from '@flowfleet/formats';
 import {
@@ -159,10 +160,13 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
           details: { id },
         });
       }
-      return reply
+      void reply
         .header('content-type', 'application/octet-stream')
-        .header('content-length', opened.sizeBytes)
-        .send(opened.stream);
+        .header('content-length', opened.sizeBytes);
+      if (request.method !== 'HEAD') return reply.send(opened.stream);
+      // The GET's headers, no body: the file is not read (fastify would drain it for HEAD).
+      opened.stream.destroy();
+      return reply.send(Readable.from([]));
     },
   });
 
