@@ -5,17 +5,25 @@ import { rolloutJobFor } from './rollout-job.js';
 import { RolloutRequestSchema } from './rollout-request.js';
 
 const CARD = { ops: ['flow_sde_step', 'cfg_combine'], componentKinds: ['dit', 'text_encoder'] };
+// What the edge stores: the card's resolved request, every sampling field set.
 const request = RolloutRequestSchema.parse({
   model: 'wan21-mini',
   prompt: 'a red ball',
+  negativePrompt: '',
   seeds: [11, 12, 13, 14],
   steps: 3,
+  sampler: 'sde',
+  guidanceScale: 4.5,
+  cfgRule: 'unless-one',
+  noiseLevel: 0.7,
+  shift: 3,
 });
+const steps = request.steps!;
 const job = rolloutJobFor(request, CARD, { weights: { dit: { min: 3 } } });
 
 /** The summary a worker that ran `job` honestly uploads. */
 function honest(): RolloutSummary {
-  const t = request.steps;
+  const t = steps;
   const g = request.seeds.length;
   const sigmas = Float64Array.from({ length: t + 1 }, (_, i) => 1 - i / t);
   return summarizeRollout(
@@ -25,15 +33,15 @@ function honest(): RolloutSummary {
         model: request.model,
         loopId: 'wan21.denoise',
         prompt: request.prompt,
-        negativePrompt: request.negativePrompt,
-        sampler: request.sampler,
+        negativePrompt: request.negativePrompt!,
+        sampler: request.sampler!,
         steps: t,
         group: g,
         latentDims: [4, 1, 2, 2],
-        noiseLevel: request.noiseLevel,
-        guidanceScale: request.guidanceScale,
-        cfgRule: request.cfgRule,
-        shift: request.shift,
+        noiseLevel: request.noiseLevel!,
+        guidanceScale: request.guidanceScale!,
+        cfgRule: request.cfgRule!,
+        shift: request.shift!,
         weightsVersions: { dit: 3, text_encoder: 0 },
         backend: { dit: 'cpu-reference' },
         platform: { device: 'cpu', arch: 'generic' },
