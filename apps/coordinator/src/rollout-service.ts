@@ -129,7 +129,11 @@ export class RolloutService {
   ): Promise<EnqueuedRollout> {
     // Built from the validated request, the payload passes the workers' job schema by
     // construction (rolloutJobFor's property test); its id names its lane.
-    const { capabilities } = admitParsedRolloutRequest(request, this.#options.cards);
+    const { capabilities } = admitParsedRolloutRequest(
+      request,
+      this.#options.cards,
+      this.#options.limits,
+    );
     // Lane and id first (pure): a repeated enqueue answers before any other read.
     const routed = rolloutJobFor(request, capabilities, { idempotencyKey, weights: {} });
     const { id, lane, requirements } = routed;

@@ -39,6 +39,7 @@ export type {
 export {
   isLatentsOnly,
   keptLatentSteps,
+  returnedFrameBytes,
   selectedFrameIndices,
 } from './sampling/rollout-outputs.js';
 export type { FrameSelection, LatentKeep } from './sampling/rollout-outputs.js';
