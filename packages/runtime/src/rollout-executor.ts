@@ -54,7 +54,7 @@ export async function runRollout(
     const out = await runLoop(spec.create(), loopRequest, stepInstance, context, {
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     });
-    const outputs = await rolloutOutputs(card, stepInstance, resolved, out);
+    const outputs = await rolloutOutputs(card, stepInstance, resolved, out, request.signal);
     const steps = context.steps();
     const denoise = steps.filter((s) => s.kind === 'denoise');
     const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);

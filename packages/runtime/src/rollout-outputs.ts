@@ -73,13 +73,15 @@ function keptRows(trajectory: RolloutTrajectory, steps: readonly number[]): Floa
  * up to the last requested frame, as uint8 RGB. A latents-only request returns what it always did
  * (every row, no `video`: a v1 file).
  * @throws MODEL_INVALID_REQUEST when frames are asked of a card without a decoder (the card's
- *   request rules refuse that first), MODEL_INPUT_INVALID from the decoder
+ *   request rules refuse that first), MODEL_INPUT_INVALID from the decoder, RT_CANCELLED when
+ *   `signal` aborts (between samples)
  */
 export async function rolloutOutputs(
   card: ModelCard,
   instance: StepInstance,
   request: ResolvedSamplingRequest,
   trajectory: RolloutTrajectory,
+  signal?: AbortSignal,
 ): Promise<RolloutOutputs> {
   const steps = keptLatentSteps(request.keepLatents, request.steps);
   const latentSteps = Int32Array.from(steps);
@@ -108,6 +110,17 @@ export async function rolloutOutputs(
   const sampleSize = latentDims.reduce((a, b) => a * b, 1);
   const finalRow = request.steps * group * sampleSize;
   for (let g = 0; g < group; g++) {
+    // Like the loop's steps, a sample's decode finishes once begun; the next one does not start.
+    if (signal?.aborted === true) {
+      throw new FlowfleetError(
+        'RT_CANCELLED',
+        `cancelled after decoding ${g} of ${group} samples`,
+        {
+          details: { stepsRun: request.steps, samplesDecoded: g },
+          cause: signal.reason,
+        },
+      );
+    }
     const start = finalRow + g * sampleSize;
     const latent = trajectory.latents.subarray(start, start + sampleSize);
     const decoded = await decoder.decode(latent, latentDims, lastFrame, io.forward);
