@@ -8,7 +8,8 @@ latents with a pluggable reward (``rewards.py``), normalises advantages per prom
 recomputes every trained step's log-prob under the current policy with gradients from the result
 files (latents, sigmas, noise level, CFG scale, ``cfgRule``, negative prompt), takes flow_grpo's
 clipped-ratio step with AdamW, pushes the new weights (upload, sync v + 1, every live worker's
-ack) and appends one JSON line to ``--log``. At the end it plots reward over iterations.
+ack) and appends one JSON line to ``--log`` (default ``examples/flowgrpo/runs/flowgrpo-<UTC
+time>.jsonl``, gitignored). At the end it plots reward over iterations (beside the log).
 
     .venv/bin/python examples/flowgrpo/train.py --url URL --token TOKEN --iterations 30 --log out.jsonl
 
@@ -23,6 +24,7 @@ import json
 import os
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,16 @@ from rewards import BASELINES, PROMPTS, REWARDS, channel_means
 from summary import summarize, write_summary
 from transitions import build_transitions
 
+#: Where a run's log and plot go unless ``--log`` says otherwise: beside this script, whatever
+#: the working directory (``npm run train`` runs from the repository root), and gitignored.
+RUNS_DIR = Path(__file__).resolve().parent / "runs"
+
+
+def default_log_path(now: datetime | None = None) -> Path:
+    """``runs/flowgrpo-<UTC time>.jsonl`` beside this script: one file per run, none overwritten."""
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    return RUNS_DIR / f"flowgrpo-{stamp}.jsonl"
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="FlowGRPO training of wan21-mini against a flowfleet fleet.")
@@ -46,7 +58,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--url", default=env.get("FLOWFLEET_URL", "http://127.0.0.1:8080"))
     p.add_argument("--token", default=env.get("FLOWFLEET_TOKEN"), help="trainer token")
     p.add_argument("--iterations", type=int, default=30)
-    p.add_argument("--log", type=Path, default=Path("flowgrpo.jsonl"), help="JSON lines, one per iteration")
+    p.add_argument(
+        "--log",
+        type=Path,
+        help="JSON lines, one per iteration (default: examples/flowgrpo/runs/flowgrpo-<UTC time>.jsonl)",
+    )
     p.add_argument("--plot", type=Path, help="reward plot (PNG; default: the log's name with .png)")
     p.add_argument("--summary", type=Path, help="write the run's figures (JSON) here at the end")
     p.add_argument("--reward", choices=sorted(REWARDS), default="color")
@@ -82,6 +98,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if not 0 < args.timestep_fraction <= 1:
         p.error("--timestep-fraction must be in (0, 1]")
     args.prompts = args.prompt or PROMPTS[args.reward]
+    if args.log is None:
+        args.log = default_log_path()
     return args
 
 
@@ -138,7 +156,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
         states = {version: policy.state_dict()}
         print(
             f"train.py: pushed text_encoder v{te_version} and dit v{version}; {args.iterations} iterations "
-            f"of {len(args.prompts)} prompts × {args.group} seeds, reward {args.reward}",
+            f"of {len(args.prompts)} prompts × {args.group} seeds, reward {args.reward}; log {args.log}",
             flush=True,
         )
         pending: Batch | None = None

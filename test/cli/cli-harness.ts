@@ -124,7 +124,6 @@ export function spawnCli(
   };
 }
 
-/** True while `pid` exists. */
 /**
  * True while `pid` runs: a zombie counts as gone (an orphan's new parent here, PID 1, may never
  * reap it, and a zombie holds nothing but its pid).
@@ -138,6 +137,7 @@ export function isRunning(pid: number): boolean {
   }
 }
 
+/** True while `pid` exists (a zombie too: see `isRunning`). */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -2,7 +2,7 @@
 // --json output parses against it, SIGINT stops workers, coordinator and redis (no orphans, temp
 // dirs gone, exit 0); and without any Redis the error says how to install one.
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { saveWeightsFile } from '@flowfleet/models';
@@ -29,6 +29,29 @@ interface Ready {
 }
 
 const START_MS = 90_000;
+
+/** The local addresses (`a.b.c.d`) that listen on TCP `port`, read from /proc/net/tcp{,6}. */
+async function listeningAddresses(port: number): Promise<string[]> {
+  const addresses: string[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const table = await readFile(file, 'utf8').catch(() => '');
+    for (const row of table.split('\n').slice(1)) {
+      const [, local, , state] = row.trim().split(/\s+/);
+      if (local === undefined || state !== '0A') continue; // 0A: LISTEN
+      const [hexAddress = '', hexPort = ''] = local.split(':');
+      if (Number.parseInt(hexPort, 16) !== port) continue;
+      addresses.push(
+        hexAddress.length === 8
+          ? (hexAddress.match(/../g) ?? [])
+              .map((b) => Number.parseInt(b, 16))
+              .reverse()
+              .join('.')
+          : `[${hexAddress}]`,
+      );
+    }
+  }
+  return addresses;
+}
 
 /** The environment of a shell without REDIS_URL (the fleet must start its own Redis). */
 function envWithoutRedis(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -79,9 +102,18 @@ describe('flowfleet up', () => {
     };
 
     const [fleet] = (await json(['workers'])) as [
-      { live: number; workers: { workerId: string }[] },
+      { live: number; workers: { workerId: string; peerUrl?: string }[] },
     ];
     expect(fleet.live).toBe(2);
+    // Each worker's peer server is in the fleet view, and like everything `up` starts it listens
+    // on 127.0.0.1 only (the coordinator is on loopback).
+    const ports = [new URL(ready.url).port, new URL(ready.redis.url).port];
+    for (const worker of fleet.workers) {
+      expect(worker.peerUrl, worker.workerId).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      ports.push(new URL(worker.peerUrl!).port);
+    }
+    for (const port of ports)
+      expect(await listeningAddresses(Number(port)), `port ${port}`).toEqual(['127.0.0.1']);
 
     const [rollout] = (await json([
       'rollout',
@@ -96,7 +128,10 @@ describe('flowfleet up', () => {
       '--width',
       '8',
     ])) as [
-      { enqueued: { id: string }; status: { status: string; summary: { logProbs: number[][] } } },
+      {
+        enqueued: { id: string; lane: string };
+        status: { status: string; summary: { logProbs: number[][] } };
+      },
     ];
     expect(rollout.status.status).toBe('completed');
     expect(rollout.status.summary.logProbs).toHaveLength(2);
@@ -108,6 +143,13 @@ describe('flowfleet up', () => {
     ];
     expect(sync.sync.version).toBe(1);
     expect([...sync.progress.okWorkers].sort()).toEqual(['w1', 'w2']);
+
+    const [lanes] = (await json(['lanes'])) as [
+      { lanes: { lane: string; eligibleWorkers: number; capacity: number }[] },
+    ];
+    expect(lanes.lanes.map((l) => [l.lane, l.eligibleWorkers])).toEqual([
+      [rollout.enqueued.lane, 2],
+    ]);
 
     const [matrix] = (await json(['matrix'])) as [
       { liveWorkers: number; lanes: { lane: string; eligibleWorkers: number }[] },

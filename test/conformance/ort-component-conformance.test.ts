@@ -11,7 +11,7 @@ import {
   componentConformanceChecks,
   runComponentConformance,
   type ComponentConformanceCase,
-} from '@flowfleet/backends/conformance';
+} from './suite/index.js';
 import { initWeights, tokenize, wan21MiniCard } from '@flowfleet/models/wan21';
 import { gaussianNoise } from '@flowfleet/numerics';
 import {

@@ -78,7 +78,6 @@ export const SyncBodySchema = z
     path: ['lora', 'base'],
   });
 
-/** `GET /v1/scaling` query: `deviceClass` (percent-encoded, e.g. `cuda%2Fsm90`) answers one class. */
 /** `GET /v1/fleet` query: only the live workers that can serve `lane`. */
 export const FleetQuerySchema = z.strictObject({
   lane: LaneNameSchema.optional().describe(
@@ -86,6 +85,7 @@ export const FleetQuerySchema = z.strictObject({
   ),
 });
 
+/** `GET /v1/scaling` query: `deviceClass` (percent-encoded, e.g. `cuda%2Fsm90`) answers one class. */
 export const ScalingQuerySchema = z.strictObject({
   deviceClass: DeviceClassSchema.optional().describe(
     'Answer only this device class (<device>/<arch>, percent-encoded in the URL)',

@@ -1,14 +1,8 @@
-import { once } from 'node:events';
 import { FlowfleetError } from '@flowfleet/errors';
 import { DEFAULT_CARD_REGISTRY, type CardRegistry } from '@flowfleet/models';
 import { DEFAULT_LIMITS, EgressBucket, FleetLimits, type Limits } from '@flowfleet/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import {
-  createRedis,
-  type RedisClient,
-  type RedisMode,
-  type ReplicationPolicy,
-} from '@flowfleet/redis';
+import { createRedis, quitRedis, type RedisMode, type ReplicationPolicy } from '@flowfleet/redis';
 import { pino, type Logger } from 'pino';
 import { BearerAuth } from '@flowfleet/protocol/http-edge';
 import type { CoordinatorTokens } from './env.js';
@@ -296,7 +290,6 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   return { app, routes, services, start, close };
 }
 
-const QUIT_TIMEOUT_MS = 2_000;
 /** In-flight requests get this long to finish once the server stops accepting. */
 const DRAIN_TIMEOUT_MS = 10_000;
 const IDLE_SWEEP_MS = 50;
@@ -315,26 +308,6 @@ async function closeHttp(app: FastifyInstance): Promise<void> {
     clearInterval(sweep);
     clearTimeout(timer);
   }
-}
-
-/** QUIT, then wait for the connection to end (disconnect if QUIT fails or hangs). */
-async function quitRedis(redis: RedisClient): Promise<void> {
-  if (redis.status === 'end') return;
-  if (redis.status !== 'ready') {
-    // Never connected, or reconnecting: nothing to QUIT politely; stop any retry.
-    redis.disconnect();
-    return;
-  }
-  const ended = once(redis, 'end');
-  const timer = setTimeout(() => redis.disconnect(), QUIT_TIMEOUT_MS);
-  try {
-    await redis.quit();
-  } catch {
-    // QUIT fails when the connection is already gone; disconnect stops any pending retry.
-    redis.disconnect();
-  }
-  await ended;
-  clearTimeout(timer);
 }
 
 /** The URL without its password, for messages and logs. */

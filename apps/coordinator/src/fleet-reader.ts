@@ -4,6 +4,7 @@ import {
   WorkerManifestSchema,
   type WorkerHeartbeat,
   type WorkerManifest,
+  parseRedisJson,
 } from '@flowfleet/protocol';
 import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
@@ -81,15 +82,6 @@ interface KnownManifest {
 interface KnownBeat {
   readonly text: string;
   readonly beat: WorkerHeartbeat | undefined;
-}
-
-function parseJson(text: string | null): unknown {
-  if (text === null) return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -240,7 +232,7 @@ export class FleetReader {
     }
     const known = this.#beats.get(workerId);
     if (known?.text === text) return known.beat;
-    const parsed = WorkerHeartbeatSchema.safeParse(parseJson(text));
+    const parsed = parseRedisJson(WorkerHeartbeatSchema, text);
     if (!parsed.success) {
       this.#options.logger.warn(
         { workerId, issues: parsed.error.issues },
@@ -256,7 +248,7 @@ export class FleetReader {
   #parseManifest(workerId: string, text: string): WorkerManifest | undefined {
     const known = this.#manifests.get(workerId);
     if (known?.text === text) return known.manifest;
-    const parsed = WorkerManifestSchema.safeParse(parseJson(text));
+    const parsed = parseRedisJson(WorkerManifestSchema, text);
     if (!parsed.success || parsed.data.workerId !== workerId) {
       this.#manifests.delete(workerId);
       this.#options.logger.warn(

@@ -1,4 +1,9 @@
-import type { LaneSpec, ManifestRow, WorkerManifest } from '@flowfleet/protocol';
+import {
+  FleetSchema,
+  type LaneSpec,
+  type ManifestRow,
+  type WorkerManifest,
+} from '@flowfleet/protocol';
 import { describe, expect, it } from 'vitest';
 import type { WorkerView } from './fleet-reader.js';
 import {
@@ -192,5 +197,19 @@ describe('fleet views', () => {
       ['c', false, 0],
     ]);
     expect(summary[1]?.kernels).toEqual({ available: 1, declared: 2 });
+  });
+
+  it('shows the peer URL a worker advertises, and none for a worker without a peer server', () => {
+    const [withPeer, withoutPeer] = workers;
+    const peerUrl = 'http://127.0.0.1:40123';
+    const summary = summarizeWorkers([
+      { ...withPeer!, manifest: { ...withPeer!.manifest, peerUrl } },
+      withoutPeer!,
+    ]);
+    expect(summary[0]?.peerUrl).toBe(peerUrl);
+    expect(FleetSchema.parse({ live: 2, dead: 0, workers: summary }).workers[0]?.peerUrl).toBe(
+      peerUrl,
+    );
+    expect(summary[1]).not.toHaveProperty('peerUrl');
   });
 });

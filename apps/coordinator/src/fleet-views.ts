@@ -35,6 +35,7 @@ export function summarizeWorkers(workers: readonly WorkerView[]): FleetWorker[] 
       available: manifest.components.filter((row) => row.available).length,
       declared: manifest.components.length,
     },
+    ...(manifest.peerUrl === undefined ? {} : { peerUrl: manifest.peerUrl }),
   }));
 }
 

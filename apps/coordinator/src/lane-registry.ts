@@ -1,4 +1,9 @@
-import { LaneSpecSchema, type LaneSpec, type Requirements } from '@flowfleet/protocol';
+import {
+  LaneSpecSchema,
+  type LaneSpec,
+  type Requirements,
+  parseRedisJson,
+} from '@flowfleet/protocol';
 import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { CoordinatorKeys } from './keys.js';
@@ -61,13 +66,7 @@ export class LaneRegistry {
         lanes.push(known.spec);
         continue;
       }
-      let value: unknown;
-      try {
-        value = JSON.parse(json) as unknown;
-      } catch {
-        value = undefined;
-      }
-      const parsed = LaneSpecSchema.safeParse(value);
+      const parsed = parseRedisJson(LaneSpecSchema, json);
       if (parsed.success && parsed.data.lane === lane) {
         this.#parsed.set(lane, { json, spec: parsed.data });
         lanes.push(parsed.data);

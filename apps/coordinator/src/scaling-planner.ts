@@ -8,6 +8,7 @@ import {
   type Requirements,
   type Scaling,
   type WorkerManifest,
+  parseRedisJson,
 } from '@flowfleet/protocol';
 import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
@@ -30,14 +31,6 @@ type ClassMatcher =
   | { readonly source: 'live'; readonly manifests: readonly WorkerManifest[] }
   | { readonly source: 'remembered'; readonly manifests: readonly WorkerManifest[] }
   | { readonly source: 'configured'; readonly device: string; readonly arch: string };
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
 
 function canServe(matcher: ClassMatcher, requirements: Requirements): boolean {
   // A configured class never seen live is matched on its platform alone (device, minArch, adapter).
@@ -177,7 +170,7 @@ export class ScalingPlanner {
     const stored = await redis.hgetall(keys.scalingClasses);
     const remembered = new Map<string, WorkerManifest>();
     for (const [deviceClass, text] of Object.entries(stored)) {
-      const parsed = WorkerManifestSchema.safeParse(parseJson(text));
+      const parsed = parseRedisJson(WorkerManifestSchema, text);
       if (parsed.success && deviceClassOf(parsed.data.platform) === deviceClass) {
         remembered.set(deviceClass, parsed.data);
       } else {

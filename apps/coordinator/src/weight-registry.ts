@@ -12,6 +12,8 @@ import {
   type WeightRequirements,
   type WeightVersionRecord,
   type WeightVersionReport,
+  jsonFromRedis,
+  parseRedisJson,
 } from '@flowfleet/protocol';
 import type { RedisClient } from '@flowfleet/redis';
 import type { CoordinatorKeys } from './keys.js';
@@ -56,14 +58,6 @@ export interface UnmetRequirement {
   readonly reason: string;
 }
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The versions named by `v:<n>` fields of a weights hash, and which of them parse. */
 function versionsOf(fields: Readonly<Record<string, string>>): {
   latest: number;
@@ -79,7 +73,7 @@ function versionsOf(fields: Readonly<Record<string, string>>): {
     const version = Number(field.slice(2));
     if (!Number.isSafeInteger(version) || version < 1) continue;
     versions.push(version);
-    if (WeightVersionRecordSchema.safeParse(safeJson(text)).success) recorded.add(version);
+    if (parseRedisJson(WeightVersionRecordSchema, text).success) recorded.add(version);
   }
   return { latest, versions: versions.sort((a, b) => b - a), recorded };
 }
@@ -87,7 +81,7 @@ function versionsOf(fields: Readonly<Record<string, string>>): {
 /** One version's acks as read from its hash (unreadable or misfiled ones left out). */
 function parseAcks(version: number, raw: Readonly<Record<string, string>>): SyncAck[] {
   return Object.values(raw).flatMap((json) => {
-    const ack = SyncAckSchema.safeParse(safeJson(json));
+    const ack = parseRedisJson(SyncAckSchema, json);
     return ack.success && ack.data.version === version ? [ack.data] : [];
   });
 }
@@ -262,7 +256,7 @@ export class WeightRegistry {
     const report: Record<string, WeightVersionReport> = {};
     let current: number | null = null;
     for (const version of versions) {
-      const stored = safeJson(fields[`v:${version}`] ?? '');
+      const stored = jsonFromRedis(fields[`v:${version}`]);
       const parsed = WeightVersionRecordSchema.safeParse(stored);
       // A damaged record is reported as read: the route's response check turns it into a coded
       // 500 (COORD_RESPONSE_INVALID) with a log line rather than hiding the version.

@@ -1,4 +1,5 @@
-export type { BackendRegistries } from './backend-registries.js';
+export { resolveRegistries } from './backend-registries.js';
+export type { BackendRegistries, ResolvedRegistries } from './backend-registries.js';
 export { registerCpuBackend } from './cpu-backend.js';
 export { declareOrtCells, ORT_PARITY_TOLERANCE, ORT_WEBGPU_PARITY_TOLERANCE } from './ort-cells.js';
 export type {

@@ -78,18 +78,18 @@ export interface EnqueueOptions extends CallOptions {
   readonly idempotencyKey?: string;
 }
 
-/**
- * A typed client for every coordinator route. Every JSON answer is validated (a bad one is
- * `CLIENT_BAD_RESPONSE`); an error answer becomes a FlowfleetError with the server's code;
- * network failures are `CLIENT_UNREACHABLE`. Idempotent calls (reads, blob and result uploads,
- * enqueue with its Idempotency-Key) are retried per the retry policy (README); sync is sent once.
- */
 /** A long-polling status call: what the caller last saw, and how long the server may wait. */
 export interface StatusWait {
   readonly waitMs: number;
   readonly seen: Pick<JobStatus, 'status' | 'progress' | 'attempts'>;
 }
 
+/**
+ * A typed client for every coordinator route. Every JSON answer is validated (a bad one is
+ * `CLIENT_BAD_RESPONSE`); an error answer becomes a FlowfleetError with the server's code;
+ * network failures are `CLIENT_UNREACHABLE`. Idempotent calls (reads, blob and result uploads,
+ * enqueue with its Idempotency-Key) are retried per the retry policy (README); sync is sent once.
+ */
 export class FlowfleetClient {
   readonly #http: HttpTransport;
   readonly #timeoutMs: number;

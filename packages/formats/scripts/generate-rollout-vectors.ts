@@ -1,11 +1,15 @@
 // Writes the RolloutFile test vectors (docs/formats/vectors/rollout-file-v1/ and -v2/) from their
-// definitions in packages/formats/src/rollout/vectors/. Never edit the generated files by hand:
+// definitions in packages/formats/test-support/rollout-vectors/. Never edit the generated files by
+// hand:
 // change the definitions and run `npm run vectors:rollout`; a test fails while the checked-in
 // files differ from what this script writes.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ROLLOUT_VECTOR_SETS, rolloutVectorFiles } from '../src/rollout/vectors/rollout-vectors.js';
+import {
+  ROLLOUT_VECTOR_SETS,
+  rolloutVectorFiles,
+} from '../test-support/rollout-vectors/rollout-vectors.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 for (const set of ROLLOUT_VECTOR_SETS) {

@@ -168,6 +168,8 @@ export const FleetSchema = z.object({
       weights: z.record(z.string(), z.int()),
       kernels: RowCountSchema,
       components: RowCountSchema,
+      /** Where peers fetch the weight ranges it holds (its manifest's); absent: no peer server. */
+      peerUrl: z.url({ protocol: /^https?$/ }).optional(),
     }),
   ),
 });

@@ -94,6 +94,7 @@ export { fleetKeyPart, fleetKeys } from './fleet-keys.js';
 export type { FleetKeys } from './fleet-keys.js';
 export { parseOrThrow, validationError } from './parse-or-throw.js';
 export type { ValidationDetails, ValidationIssue } from './parse-or-throw.js';
+export { jsonFromRedis, parseRedisJson } from './redis-json.js';
 export { toJsonSchema } from './json-schema.js';
 export type { JsonSchemaOptions } from './json-schema.js';
 export { PROTOCOL_SCHEMAS } from './schemas.js';

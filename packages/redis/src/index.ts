@@ -22,3 +22,4 @@ export { confirmReplicated, markWrites, NO_REPLICATION_WAIT } from './replicatio
 export type { ReplicationPolicy, WriteMark } from './replication.js';
 export { CLUSTER_SLOTS, groupBySlot, hashTagOf, keySlot } from './key-slot.js';
 export { checkRedisMode } from './check-mode.js';
+export { QUIT_TIMEOUT_MS, quitRedis } from './quit-redis.js';

@@ -1,3 +1,4 @@
+import { canonicalJson } from '@flowfleet/formats';
 import type { GraphKey, ShapeSig } from '@flowfleet/models';
 
 /** The parts of a captured graph's key (DESIGN.md §3). */
@@ -11,21 +12,12 @@ export interface GraphKeyParts {
   readonly graphKey: GraphKey;
 }
 
-/** JSON with object keys sorted at every level, so equal parts always give the same string. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-/** The one place a graph key string is built: canonical JSON of its parts. */
+/**
+ * The one place a graph key string is built: canonical JSON of its parts (formats' `canonicalJson`,
+ * so equal parts give the same string whatever order their keys were built in).
+ */
 export function graphKeyString(parts: GraphKeyParts): string {
-  return canonical({
+  return canonicalJson({
     device: parts.device,
     arch: parts.arch,
     loopId: parts.loopId,

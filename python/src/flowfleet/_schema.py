@@ -13,25 +13,46 @@ from .errors import FlowfleetError
 #: Appends "path: problem" to the issues for a value that does not fit.
 Check = Callable[[object, str, list[str]], None]
 
+#: What each check accepts, as data (``shape_of``): read by the test that holds these checks to
+#: the OpenAPI document the coordinator serves (python/tests/test_schema_openapi.py).
+_SHAPES: dict[Check, tuple[Any, ...]] = {}
 
-def _simple(test: Callable[[object], bool], expected: str) -> Check:
+
+def _shaped(check: Check, *shape: Any) -> Check:
+    _SHAPES[check] = shape
+    return check
+
+
+def shape_of(check: Check) -> tuple[Any, ...]:
+    """``("scalar", json_type)`` (``json_type`` None: anything), ``("literal", values)``,
+    ``("nullable", inner)``, ``("list", item)``, ``("map", item)`` or
+    ``("object", required, optional)`` (dicts of field → check)."""
+    return _SHAPES[check]
+
+
+def _simple(test: Callable[[object], bool], expected: str, json_type: str | None) -> Check:
     def check(value: object, path: str, issues: list[str]) -> None:
         if not test(value):
             issues.append(f"{path or '(root)'}: expected {expected}, got {type(value).__name__}")
 
-    return check
+    return _shaped(check, "scalar", json_type)
 
 
-STR = _simple(lambda v: isinstance(v, str), "a string")
-BOOL = _simple(lambda v: isinstance(v, bool), "a boolean")
-INT = _simple(lambda v: is_integer(v, -(2**53 - 1)), "an integer")
-COUNT = _simple(lambda v: is_integer(v, 0), "an integer ≥ 0")
-NUMBER = _simple(is_number, "a number")
-ANY = _simple(lambda v: True, "anything")
+STR = _simple(lambda v: isinstance(v, str), "a string", "string")
+BOOL = _simple(lambda v: isinstance(v, bool), "a boolean", "boolean")
+INT = _simple(lambda v: is_integer(v, -(2**53 - 1)), "an integer", "integer")
+COUNT = _simple(lambda v: is_integer(v, 0), "an integer ≥ 0", "integer")
+NUMBER = _simple(is_number, "a number", "number")
+ANY = _simple(lambda v: True, "anything", None)
 
 
 def literal(*values: object) -> Check:
-    return _simple(lambda v: v in values, " or ".join(repr(v) for v in values))
+    def check(value: object, path: str, issues: list[str]) -> None:
+        if value not in values:
+            expected = " or ".join(repr(v) for v in values)
+            issues.append(f"{path or '(root)'}: expected {expected}, got {type(value).__name__}")
+
+    return _shaped(check, "literal", values)
 
 
 def nullable(inner: Check) -> Check:
@@ -39,7 +60,7 @@ def nullable(inner: Check) -> Check:
         if value is not None:
             inner(value, path, issues)
 
-    return check
+    return _shaped(check, "nullable", inner)
 
 
 def list_of(item: Check) -> Check:
@@ -50,7 +71,7 @@ def list_of(item: Check) -> Check:
         for i, entry in enumerate(value):
             item(entry, f"{path}[{i}]", issues)
 
-    return check
+    return _shaped(check, "list", item)
 
 
 def map_of(item: Check) -> Check:
@@ -61,7 +82,7 @@ def map_of(item: Check) -> Check:
         for key, entry in value.items():
             item(entry, f"{path}.{key}" if path else str(key), issues)
 
-    return check
+    return _shaped(check, "map", item)
 
 
 def obj(optional: dict[str, Check] | None = None, **required: Check) -> Check:
@@ -81,7 +102,7 @@ def obj(optional: dict[str, Check] | None = None, **required: Check) -> Check:
             if key in value:
                 field(value[key], f"{path}.{key}" if path else key, issues)
 
-    return check
+    return _shaped(check, "object", required, optional or {})
 
 
 def validate(value: Any, check: Check, what: str) -> Any:
@@ -128,22 +149,21 @@ WEIGHT_REPORT = obj(
     latest=nullable(obj(version=COUNT, status=_VERSION_STATUS)),
     versions=map_of(
         obj(
-            {
-                "kind": literal("full", "lora"),
-                "shards": COUNT,
-                "base": nullable(COUNT),
-                "boundLayers": map_of(COUNT),
-                "fetchedBytes": map_of(COUNT),
-                "sources": map_of(map_of(COUNT)),
-                "fallbacks": map_of(COUNT),
-            },
             sha256=STR,
             sizeBytes=COUNT,
+            syncedAt=STR,
             status=_VERSION_STATUS,
             holders=list_of(STR),
+            kind=literal("full", "lora"),
+            shards=COUNT,
+            base=nullable(COUNT),
             acks=map_of(literal("ok", "refused", "failed")),
             codes=map_of(STR),
             reasons=map_of(STR),
+            boundLayers=map_of(COUNT),
+            fetchedBytes=map_of(COUNT),
+            sources=map_of(map_of(COUNT)),
+            fallbacks=map_of(COUNT),
         )
     ),
 )

@@ -23,7 +23,8 @@ VersionStatus = Literal["pending", "loaded", "retired", "failed", "superseded"]
 class ErrorEnvelope(TypedDict):
     code: str
     message: str
-    details: NotRequired[Any]
+    #: Always present (``{}`` when the error has none).
+    details: Any
 
 
 class EnqueuedRollout(TypedDict):
@@ -74,11 +75,21 @@ class SyncAccepted(TypedDict):
     previous: int | None
 
 
-class _WeightVersionFacts(TypedDict, total=False):
+class WeightVersionReport(TypedDict):
+    sha256: str
+    sizeBytes: int
+    syncedAt: str
+    status: VersionStatus
+    #: The live workers that hold the version now.
+    holders: list[str]
     #: ``full`` (a checkpoint of ``shards`` blobs) or ``lora`` (an adapter on ``base``).
     kind: Literal["full", "lora"]
     shards: int
     base: int | None
+    acks: dict[str, SyncStatus]
+    #: Per worker that refused or failed it: the error code of its ack.
+    codes: dict[str, str]
+    reasons: dict[str, str]
     #: Per worker: the layers a LoRA version's adapter bound there.
     boundLayers: dict[str, int]
     #: Per worker: the bytes it fetched for the version (less than sizeBytes on a delta).
@@ -87,19 +98,6 @@ class _WeightVersionFacts(TypedDict, total=False):
     sources: dict[str, dict[str, int]]
     #: Per worker that had any: how often it left a source for the next (peer fan-out).
     fallbacks: dict[str, int]
-
-
-class WeightVersionReport(_WeightVersionFacts):
-    sha256: str
-    sizeBytes: int
-    syncedAt: str
-    status: VersionStatus
-    #: The live workers that hold the version now.
-    holders: list[str]
-    acks: dict[str, SyncStatus]
-    #: Per worker that refused or failed it: the error code of its ack.
-    codes: dict[str, str]
-    reasons: dict[str, str]
 
 
 class LatestVersion(TypedDict):
@@ -133,6 +131,8 @@ class FleetWorker(TypedDict):
     weights: dict[str, int]
     kernels: dict[str, int]
     components: dict[str, int]
+    #: Where peers fetch the weight ranges it holds; absent when it runs no peer server.
+    peerUrl: NotRequired[str]
 
 
 class Fleet(TypedDict):

@@ -38,15 +38,32 @@ export async function runMatrix(options: RemoteOptions, io: CliIo): Promise<numb
   return EXIT_CODES.ok;
 }
 
+/** `flowfleet lanes`: every recorded lane with its backlog and the live capacity that serves it. */
+export async function runLanes(options: RemoteOptions, io: CliIo): Promise<number> {
+  const { lanes } = await remoteClient(options, io).lanes({ signal: io.signal });
+  if (options.json === true) {
+    line(io.out, JSON.stringify({ lanes }));
+    return EXIT_CODES.ok;
+  }
+  for (const text of lanesSection(lanes)) line(io.out, text);
+  return EXIT_CODES.ok;
+}
+
+/** The human lane list (also the end of `matrix`). */
+export function lanesSection(lanes: Matrix['lanes']): string[] {
+  const lines = [`lanes (${lanes.length})`];
+  if (lanes.length > 0) lines.push(...lanesTable(lanes));
+  else lines.push('  (none yet: a lane appears with the first rollout of its requirements)');
+  return lines;
+}
+
 /** The human matrix: the grid, then the lanes. */
 export function matrixSection(matrix: Matrix): string[] {
   const lines = [
     `capability matrix (${matrix.liveWorkers} live workers; - = not declared by any worker)`,
   ];
   lines.push(...matrixTable(matrix));
-  lines.push('', `lanes (${matrix.lanes.length})`);
-  if (matrix.lanes.length > 0) lines.push(...lanesTable(matrix.lanes));
-  else lines.push('  (none yet: a lane appears with the first rollout of its requirements)');
+  lines.push('', ...lanesSection(matrix.lanes));
   return lines;
 }
 

@@ -4,6 +4,7 @@ import type { CliIo } from '../cli-io.js';
 import { runDemo, type DemoFlags } from '../demo/run-demo.js';
 import { withRemoteOptions, type RemoteOptions } from '../remote-client.js';
 import {
+  runLanes,
   runMatrix,
   runScaling,
   runWorkers,
@@ -73,6 +74,13 @@ export function registerCommands(program: Command, io: CliIo, hooks: CommandHook
         'what the fleet can run where: live workers per op/component × device, and lanes',
       ),
   ).action(run('matrix', (flags: RemoteOptions) => runMatrix(flags, io)));
+  withRemoteOptions(
+    program
+      .command('lanes')
+      .description(
+        'every recorded lane: its requirements, backlog, queue counts, eligible workers, capacity',
+      ),
+  ).action(run('lanes', (flags: RemoteOptions) => runLanes(flags, io)));
 
   withRemoteOptions(
     program

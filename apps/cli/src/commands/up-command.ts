@@ -91,6 +91,24 @@ export function fleetBanner(fleet: LocalFleet): string[] {
 }
 
 /**
+ * The banner's second half: each role's token and how to use it — the trainer's environment, the
+ * viewer's token, and the environment that joins another worker to this fleet.
+ */
+export function fleetCredentials(
+  fleet: Pick<LocalFleet, 'url' | 'tokens' | 'prefix'> & {
+    readonly redis: { readonly url: string };
+  },
+): string[] {
+  return [
+    `  trainer      FLOWFLEET_URL=${fleet.url} FLOWFLEET_TOKEN=${fleet.tokens.trainer}`,
+    `  viewer token ${fleet.tokens.viewer}`,
+    `  worker token ${fleet.tokens.worker}`,
+    `  add a worker REDIS_URL=${fleet.redis.url} FLOWFLEET_PREFIX=${fleet.prefix} FLOWFLEET_COORDINATOR_URL=${fleet.url} FLOWFLEET_WORKER_TOKEN=${fleet.tokens.worker} npm run worker`,
+    '  try          npm run flowfleet -- rollout --prompt "a red fox" --seeds 1-4  (with the trainer env above)',
+  ];
+}
+
+/**
  * `flowfleet up`: starts a local fleet, prints where everything is, relays the children's logs
  * (prefixed) until Ctrl-C or SIGTERM, then stops workers, coordinator and Redis in that order.
  * @returns 0 after a clean shutdown; 1 when a child exits on its own (the rest is stopped too)
@@ -131,16 +149,7 @@ export async function runUp(flags: FleetFlags, io: CliIo): Promise<number> {
     line(io.out, JSON.stringify({ event: 'ready', ...fleetDescription(fleet) }));
   } else {
     line(io.out, `flowfleet: local fleet up in ${formatMs(performance.now() - started)}`);
-    for (const text of fleetBanner(fleet)) line(io.out, text);
-    line(
-      io.out,
-      `  trainer      FLOWFLEET_URL=${fleet.url} FLOWFLEET_TOKEN=${fleet.tokens.trainer}`,
-    );
-    line(io.out, `  viewer token ${fleet.tokens.viewer}`);
-    line(
-      io.out,
-      '  try          npm run flowfleet -- rollout --prompt "a red fox" --seeds 1-4  (with the trainer env above)',
-    );
+    for (const text of [...fleetBanner(fleet), ...fleetCredentials(fleet)]) line(io.out, text);
     line(io.out, 'Ctrl-C stops the fleet.');
   }
 

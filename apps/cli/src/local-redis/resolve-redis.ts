@@ -20,14 +20,6 @@ export interface ResolveRedisOptions extends RedisProcessOptions {
 }
 
 /**
- * A throwaway Redis for the CLI's `up`, the test harness and the benches: a given URL as is;
- * otherwise what `chooseRedisStarter` picks (cached per process) — a container through
- * `@testcontainers/redis`, or a `redis-server` child on a free port. A container that fails to
- * start falls back to a child.
- * @throws FlowfleetError CLI_REDIS_UNAVAILABLE naming how to install Redis; CLI_CHILD_FAILED,
- *   CLI_START_TIMEOUT when redis-server is installed but does not come up
- */
-/**
  * Where an external REDIS_URL points: its host and port, or for a Sentinel URL (several hosts and
  * a master name, FLOWFLEET_REDIS_MODE=sentinel) its first sentinel.
  * @throws FlowfleetError REDIS_URL_INVALID when it is neither
@@ -41,6 +33,14 @@ function externalAddress(url: string): { host: string; port: number } {
   return { host: first.host, port: first.port };
 }
 
+/**
+ * A throwaway Redis for the CLI's `up`, the test harness and the benches: a given URL as is;
+ * otherwise what `chooseRedisStarter` picks (cached per process) — a container through
+ * `@testcontainers/redis`, or a `redis-server` child on a free port. A container that fails to
+ * start falls back to a child.
+ * @throws FlowfleetError CLI_REDIS_UNAVAILABLE naming how to install Redis; CLI_CHILD_FAILED,
+ *   CLI_START_TIMEOUT when redis-server is installed but does not come up
+ */
 export async function resolveRedis(options: ResolveRedisOptions = {}): Promise<LocalRedis> {
   if (options.url !== undefined) {
     const { host, port } = externalAddress(options.url);

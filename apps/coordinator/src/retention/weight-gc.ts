@@ -1,4 +1,8 @@
-import { WeightVersionRecordSchema, type WeightVersionRecord } from '@flowfleet/protocol';
+import {
+  WeightVersionRecordSchema,
+  type WeightVersionRecord,
+  parseRedisJson,
+} from '@flowfleet/protocol';
 import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
 import type { BlobStore } from '../blob-store.js';
@@ -39,16 +43,6 @@ export interface WeightGcReport {
   readonly freedBytes: number;
 }
 
-function parseRecord(text: string): ReturnType<typeof WeightVersionRecordSchema.safeParse> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text) as unknown;
-  } catch {
-    value = undefined;
-  }
-  return WeightVersionRecordSchema.safeParse(value);
-}
-
 /** Every component's latest version and version records (unreadable ones as undefined). */
 export async function readComponentVersions(
   redis: RedisClient,
@@ -63,7 +57,7 @@ export async function readComponentVersions(
       if (!field.startsWith('v:')) continue;
       const version = Number(field.slice(2));
       if (!Number.isSafeInteger(version) || version < 1) continue;
-      const parsed = parseRecord(text);
+      const parsed = parseRedisJson(WeightVersionRecordSchema, text);
       records.set(version, parsed.success ? parsed.data : undefined);
     }
     const latest = Number(fields['latest']);

@@ -4,6 +4,7 @@ import {
   type FleetKeys,
   type LaneSpec,
   type WorkerManifest,
+  parseRedisJson,
 } from '@flowfleet/protocol';
 import type { RedisClient } from '@flowfleet/redis';
 import type { Logger } from 'pino';
@@ -17,14 +18,6 @@ export interface LaneWatcherOptions {
   /** Starts serving a lane this worker satisfies; a throw makes the next rescan try again. */
   readonly serve: (spec: LaneSpec) => Promise<void>;
   readonly logger: Logger;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -58,7 +51,7 @@ export class LaneWatcher {
 
   /** Handles one lane-channel message (malformed ones are logged and dropped). */
   handleMessage(text: string): void {
-    const parsed = LaneSpecSchema.safeParse(parseJson(text));
+    const parsed = parseRedisJson(LaneSpecSchema, text);
     if (!parsed.success) {
       this.#options.logger.warn(
         { issues: parsed.error.issues },
@@ -74,7 +67,7 @@ export class LaneWatcher {
     const all = await this.#options.redis.hgetall(this.#options.keys.lanes);
     await Promise.all(
       Object.entries(all).map(async ([lane, json]) => {
-        const parsed = LaneSpecSchema.safeParse(parseJson(json));
+        const parsed = parseRedisJson(LaneSpecSchema, json);
         if (!parsed.success || parsed.data.lane !== lane) {
           if (!this.#verdicts.has(lane)) {
             this.#options.logger.warn({ lane }, 'ignoring a malformed lane record');

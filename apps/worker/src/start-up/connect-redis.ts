@@ -1,8 +1,7 @@
 import { FlowfleetError } from '@flowfleet/errors';
-import { createRedis, isCluster, type RedisClient } from '@flowfleet/redis';
+import { createRedis, isCluster, quitRedis, type RedisClient } from '@flowfleet/redis';
 import type { Redis } from 'ioredis';
 import { FleetSubscriber } from '../fleet/fleet-subscriber.js';
-import { quitRedis } from '../fleet/quit-redis.js';
 import { step, type PhaseParts, type StartUpContext } from './shutdown-plan.js';
 
 /** The worker's Redis connections. */

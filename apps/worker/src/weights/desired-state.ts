@@ -5,6 +5,7 @@ import {
   type FleetKeys,
   type ResolvedWeightRequirement,
   type WeightVersionRecord,
+  parseRedisJson,
 } from '@flowfleet/protocol';
 import type { RedisClient } from '@flowfleet/redis';
 
@@ -22,15 +23,10 @@ export interface DesiredState {
 }
 
 function parseRecord(text: string): VersionEntry {
-  let value: unknown;
-  try {
-    value = JSON.parse(text) as unknown;
-  } catch {
-    return { unreadable: 'its record is not JSON' };
-  }
-  const parsed = WeightVersionRecordSchema.safeParse(value);
+  const parsed = parseRedisJson(WeightVersionRecordSchema, text);
   if (parsed.success) return { record: parsed.data };
   const issue = parsed.error.issues[0];
+  if (issue?.message === 'not JSON') return { unreadable: 'its record is not JSON' };
   return {
     unreadable: `its record does not parse (${issue?.path.join('.') || 'record'}: ${issue?.message ?? 'invalid'}; a record from before manifests is not loaded)`,
   };

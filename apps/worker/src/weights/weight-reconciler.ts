@@ -4,6 +4,7 @@ import type { ModelComponentSpec } from '@flowfleet/models';
 import {
   ComponentIdSchema,
   fanoutSourcesOf,
+  jsonFromRedis,
   type FanoutPeer,
   type FleetKeys,
   type ResolvedWeightRequirement,
@@ -134,13 +135,12 @@ export class WeightReconciler {
 
   /** A sync message: its component is reconciled (a message that names none is logged, dropped). */
   handleMessage(text: string): void {
-    let component: unknown;
-    try {
-      component = (JSON.parse(text) as { component?: unknown } | null)?.component;
-    } catch {
-      component = undefined;
-    }
-    const parsed = ComponentIdSchema.safeParse(component);
+    const message = jsonFromRedis(text);
+    const parsed = ComponentIdSchema.safeParse(
+      typeof message === 'object' && message !== null && 'component' in message
+        ? message.component
+        : undefined,
+    );
     if (!parsed.success) {
       this.#options.logger.warn('ignoring a sync message that names no component');
       return;

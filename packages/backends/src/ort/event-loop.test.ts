@@ -4,7 +4,7 @@ import { ComputePool, type TensorData } from '@flowfleet/platform';
 import { loadOrt } from './load-ort.js';
 import { OrtSessions } from './ort-sessions.js';
 import { ortSessionOptions } from './session-options.js';
-import { matmulChainModel, seededFloats } from './test-models.js';
+import { matmulChainModel, seededFloats } from '../../test-support/ort-test-models.js';
 
 // 12 MatMuls of 512×512 at one intra-op thread: ~35 ms per forward on an idle 2-core box, ~17 ms
 // on a fast one. Every bound is relative to the forward time measured in the same window: a

@@ -8,7 +8,13 @@ import {
 } from '@flowfleet/platform';
 import { createOrtComponentBuilder } from './ort-component.js';
 import { OrtSessions } from './ort-sessions.js';
-import { seededFloats, MLP_DIMS, MLP_ONNX_ARTIFACTS, mlpOnnx, mlpWeights } from './test-models.js';
+import {
+  seededFloats,
+  MLP_DIMS,
+  MLP_ONNX_ARTIFACTS,
+  mlpOnnx,
+  mlpWeights,
+} from '../../test-support/ort-test-models.js';
 
 const spec: ComponentSpec = {
   id: 'mlp/dit',

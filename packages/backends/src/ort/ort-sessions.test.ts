@@ -10,7 +10,7 @@ import {
   mlpWeights,
   seededFloats,
   MLP_DIMS,
-} from './test-models.js';
+} from '../../test-support/ort-test-models.js';
 
 const f32 = (values: number[]): TensorData => ({
   dtype: 'float32',

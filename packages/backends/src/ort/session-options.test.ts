@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import { loadOrt } from './load-ort.js';
 import { ortSessionOptions } from './session-options.js';
-import { MLP_DIMS, mlpOnnx, mlpWeights, seededFloats } from './test-models.js';
+import { MLP_DIMS, mlpOnnx, mlpWeights, seededFloats } from '../../test-support/ort-test-models.js';
 
 const BATCH = 4;
 

@@ -1,7 +1,7 @@
 import { isFlowfleetError } from '@flowfleet/errors';
 import type { SafetensorsTensor } from './dtypes.js';
 import { describe, expect, it } from 'vitest';
-import { rawSafetensors } from './raw-safetensors.js';
+import { rawSafetensors } from '../../test-support/raw-safetensors.js';
 import { readSafetensors } from './read-safetensors.js';
 import type { SafetensorsInvalidReason } from './safetensors-error.js';
 import { writeSafetensors } from './write-safetensors.js';

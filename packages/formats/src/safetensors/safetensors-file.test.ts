@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isFlowfleetError } from '@flowfleet/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawSafetensors } from './raw-safetensors.js';
+import { rawSafetensors } from '../../test-support/raw-safetensors.js';
 import { readSafetensors } from './read-safetensors.js';
 import { readSafetensorsHeader, SafetensorsFileReader } from './safetensors-file.js';
 import { writeSafetensors } from './write-safetensors.js';

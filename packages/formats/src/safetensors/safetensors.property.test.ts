@@ -8,7 +8,7 @@ import {
   type SafetensorsDtype,
   type SafetensorsTensor,
 } from './dtypes.js';
-import { rawSafetensors } from './raw-safetensors.js';
+import { rawSafetensors } from '../../test-support/raw-safetensors.js';
 import { readSafetensors } from './read-safetensors.js';
 import { writeSafetensors } from './write-safetensors.js';
 

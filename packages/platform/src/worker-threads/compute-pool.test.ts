@@ -6,7 +6,10 @@ import { moduleWorkerUrl } from './spawn-module-worker.js';
 
 const fixture: ComputeHandlerModule = {
   id: 'fixture',
-  url: moduleWorkerUrl(import.meta.url, 'compute-handler.fixture'),
+  url: moduleWorkerUrl(
+    import.meta.url,
+    '../../test-support/worker-threads/compute-handler.fixture',
+  ),
   options: { greeting: 'hi' },
 };
 
@@ -113,7 +116,10 @@ describe('ComputePool', () => {
     expect(await codeOf(thread.call('absent', 'hello', {}))).toBe('PLAT_COMPUTE_HANDLER_FAILED');
     const broken = {
       id: 'broken',
-      url: moduleWorkerUrl(import.meta.url, 'broken-handler.fixture'),
+      url: moduleWorkerUrl(
+        import.meta.url,
+        '../../test-support/worker-threads/broken-handler.fixture',
+      ),
     };
     expect(await codeOf(pool.load(broken))).toBe('PLAT_INVALID_OVERRIDE');
     const bare = { id: 'bare', url: moduleWorkerUrl(import.meta.url, '../component-types') };

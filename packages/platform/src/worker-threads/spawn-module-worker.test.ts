@@ -9,10 +9,13 @@ describe('spawnModuleWorker', () => {
   });
 
   it('runs a .ts entry from sources with workspace packages resolved to src/', async () => {
-    const worker = spawnModuleWorker(moduleWorkerUrl(import.meta.url, 'echo-worker.fixture'), {
-      workerData: { value: 21 },
-      name: 'echo',
-    });
+    const worker = spawnModuleWorker(
+      moduleWorkerUrl(import.meta.url, '../../test-support/worker-threads/echo-worker.fixture'),
+      {
+        workerData: { value: 21 },
+        name: 'echo',
+      },
+    );
     try {
       const [message] = (await once(worker, 'message')) as [Record<string, unknown>];
       expect(message['doubled']).toBe(42);

@@ -16,7 +16,9 @@ class ExitError extends Error {
 function startSlot(onExit: (wasReady: boolean) => void = () => undefined) {
   return new WorkerSlot<Request, string>({
     index: 3,
-    worker: spawnModuleWorker(moduleWorkerUrl(import.meta.url, 'slot-worker.fixture')),
+    worker: spawnModuleWorker(
+      moduleWorkerUrl(import.meta.url, '../../test-support/worker-threads/slot-worker.fixture'),
+    ),
     failureError: (failure, op) => new Error(`${op}: ${failure}`),
     exitError: (exit) => new ExitError(exit),
     onExit,

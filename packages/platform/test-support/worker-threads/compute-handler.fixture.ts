@@ -1,8 +1,11 @@
 // A compute handler for compute-pool.test.ts: per-thread state (a counter and named values),
 // weight reads, transferred tensor replies, coded and uncoded failures.
 import { FlowfleetError } from '@flowfleet/errors';
-import type { TensorData } from '../component-types.js';
-import { tensorsReply, type ComputeHandlerFactory } from './compute-handler.js';
+import type { TensorData } from '../../src/component-types.js';
+import {
+  tensorsReply,
+  type ComputeHandlerFactory,
+} from '../../src/worker-threads/compute-handler.js';
 
 export const createComputeHandler: ComputeHandlerFactory = (context, options) => {
   const { greeting } = options as { greeting: string };

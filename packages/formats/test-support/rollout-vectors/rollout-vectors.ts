@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { isFlowfleetError } from '@flowfleet/errors';
-import { readRolloutFile } from '../read-rollout-file.js';
-import { prettyJson, rolloutFileJson } from '../rollout-json.js';
-import { ROLLOUT_FORMAT, type RolloutFormatVersion } from '../rollout-metadata.js';
-import { writeRolloutFile } from '../write-rollout-file.js';
+import { readRolloutFile } from '../../src/rollout/read-rollout-file.js';
+import { prettyJson, rolloutFileJson } from './rollout-json.js';
+import { ROLLOUT_FORMAT, type RolloutFormatVersion } from '../../src/rollout/rollout-metadata.js';
+import { writeRolloutFile } from '../../src/rollout/write-rollout-file.js';
 import { invalidVectorSpecs } from './invalid-vectors.js';
 import { invalidV2VectorSpecs } from './v2-invalid-vectors.js';
 import { validV2VectorSpecs } from './v2-valid-vectors.js';

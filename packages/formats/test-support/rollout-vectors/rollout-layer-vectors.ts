@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../canonical-json.js';
+import { canonicalJson } from '../../src/canonical-json.js';
 import { file, METADATA, R, strings, tensors, type InvalidVectorSpec } from './vector-parts.js';
 
 /** Malformed vectors that break a rollout-file rule (FMT_ROLLOUT_INVALID). */

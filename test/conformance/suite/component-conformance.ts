@@ -11,7 +11,7 @@ import {
   type WeightSet,
 } from '@flowfleet/platform';
 import type { Cell, ComponentBuilder } from '@flowfleet/registry';
-import { resolveRegistries, type BackendRegistries } from '../backend-registries.js';
+import { resolveRegistries, type BackendRegistries } from '@flowfleet/backends';
 
 /** One async conformance check; `run` rejects with an AssertionError when the backend falls short. */
 export interface AsyncConformanceCheck {

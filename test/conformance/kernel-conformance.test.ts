@@ -1,7 +1,7 @@
 import { cfgCombine, flowMatchStep } from '@flowfleet/numerics';
 import { createComponentRegistry, createKernelRegistry, registerKernel } from '@flowfleet/registry';
 import { describe, expect, it } from 'vitest';
-import { kernelConformanceChecks } from './kernel-conformance.js';
+import { kernelConformanceChecks } from './suite/kernel-conformance.js';
 
 /** Runs every check; returns the names of the failing ones. */
 function failures(backend: string, registries: Parameters<typeof kernelConformanceChecks>[1]) {

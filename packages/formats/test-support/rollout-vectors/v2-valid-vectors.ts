@@ -1,5 +1,5 @@
-import type { RolloutMetadata } from '../rollout-metadata.js';
-import { rolloutVideoOf, type RolloutRecord } from '../rollout-record.js';
+import type { RolloutMetadata } from '../../src/rollout/rollout-metadata.js';
+import { rolloutVideoOf, type RolloutRecord } from '../../src/rollout/rollout-record.js';
 import type { ValidVectorSpec } from './valid-vectors.js';
 
 /** Deterministic float32 latents with the v1 vectors' extremes first (-0, a subnormal, max). */

@@ -1,4 +1,4 @@
-import { rawSafetensors } from '../../safetensors/raw-safetensors.js';
+import { rawSafetensors } from '../raw-safetensors.js';
 import {
   edited,
   file,

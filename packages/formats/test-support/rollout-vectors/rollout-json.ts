@@ -1,6 +1,10 @@
-import { compareCodePoints } from '../code-point-order.js';
-import { recordSummaryFields } from './rollout-summary.js';
-import { everyLatentStep, rolloutTensorLayout, type RolloutRecord } from './rollout-record.js';
+import { compareCodePoints } from '../../src/code-point-order.js';
+import { recordSummaryFields } from '../../src/rollout/rollout-summary.js';
+import {
+  everyLatentStep,
+  rolloutTensorLayout,
+  type RolloutRecord,
+} from '../../src/rollout/rollout-record.js';
 
 /** One tensor in the canonical JSON of a rollout file: values flattened row-major. */
 export interface TensorJson {

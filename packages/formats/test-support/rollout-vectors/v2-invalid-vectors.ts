@@ -1,5 +1,5 @@
-import { canonicalJson } from '../../canonical-json.js';
-import { writeSafetensors } from '../../safetensors/write-safetensors.js';
+import { canonicalJson } from '../../src/canonical-json.js';
+import { writeSafetensors } from '../../src/safetensors/write-safetensors.js';
 import { METADATA, R, tensors, type InvalidVectorSpec, type Tensors } from './vector-parts.js';
 
 /** The record of the base v2 file: T=2, G=2, latent [2, 2], a 3-frame 1×2 clip. */

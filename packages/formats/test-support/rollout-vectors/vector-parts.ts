@@ -1,11 +1,11 @@
 // Building blocks of the malformed RolloutFile v1 vectors: a valid file's parts, to break one rule.
-import type { SafetensorsTensor } from '../../safetensors/dtypes.js';
-import type { SafetensorsInvalidReason } from '../../safetensors/safetensors-error.js';
-import { rawSafetensors } from '../../safetensors/raw-safetensors.js';
-import { writeSafetensors } from '../../safetensors/write-safetensors.js';
-import { canonicalJson } from '../../canonical-json.js';
-import type { RolloutInvalidReason } from '../rollout-error.js';
-import type { RolloutMetadata } from '../rollout-metadata.js';
+import type { SafetensorsTensor } from '../../src/safetensors/dtypes.js';
+import type { SafetensorsInvalidReason } from '../../src/safetensors/safetensors-error.js';
+import { rawSafetensors } from '../raw-safetensors.js';
+import { writeSafetensors } from '../../src/safetensors/write-safetensors.js';
+import { canonicalJson } from '../../src/canonical-json.js';
+import type { RolloutInvalidReason } from '../../src/rollout/rollout-error.js';
+import type { RolloutMetadata } from '../../src/rollout/rollout-metadata.js';
 
 /** A malformed vector: bytes a reader must refuse, with the code and reason it must give. */
 export interface InvalidVectorSpec {

@@ -1,5 +1,5 @@
-import type { RolloutMetadata } from '../rollout-metadata.js';
-import type { RolloutRecord } from '../rollout-record.js';
+import type { RolloutMetadata } from '../../src/rollout/rollout-metadata.js';
+import type { RolloutRecord } from '../../src/rollout/rollout-record.js';
 
 /** A valid vector: a record the generator writes with `writeRolloutFile`. */
 export interface ValidVectorSpec {

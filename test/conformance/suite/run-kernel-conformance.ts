@@ -1,5 +1,5 @@
 import { it } from 'vitest';
-import type { BackendRegistries } from '../backend-registries.js';
+import type { BackendRegistries } from '@flowfleet/backends';
 import { kernelConformanceChecks, type KernelConformanceOptions } from './kernel-conformance.js';
 
 /**

@@ -10,7 +10,7 @@ import {
   type ParityTolerance,
 } from '@flowfleet/platform';
 import type { Cell, KernelFn } from '@flowfleet/registry';
-import { resolveRegistries, type BackendRegistries } from '../backend-registries.js';
+import { resolveRegistries, type BackendRegistries } from '@flowfleet/backends';
 import { solverCases } from './solver-cases.js';
 
 /** One named conformance check; `run` throws an AssertionError when the backend falls short. */

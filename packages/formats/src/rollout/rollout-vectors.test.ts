@@ -4,17 +4,17 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isFlowfleetError } from '@flowfleet/errors';
 import { describe, expect, it } from 'vitest';
-import { readRolloutFile } from '../read-rollout-file.js';
-import { rolloutFileJson } from '../rollout-json.js';
-import { writeRolloutFile } from '../write-rollout-file.js';
+import { readRolloutFile } from './read-rollout-file.js';
+import { rolloutFileJson } from '../../test-support/rollout-vectors/rollout-json.js';
+import { writeRolloutFile } from './write-rollout-file.js';
 import {
   ROLLOUT_VECTOR_SETS,
   rolloutVectorFiles,
   type RolloutVectorSet,
   type VectorManifest,
-} from './rollout-vectors.js';
+} from '../../test-support/rollout-vectors/rollout-vectors.js';
 
-const root = fileURLToPath(new URL('../../../../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
 
 async function listFiles(at: string): Promise<string[]> {
   const entries = await readdir(at, { withFileTypes: true });
