@@ -773,7 +773,8 @@ export const ERROR_CODES = {
   RT_CANCELLED: {
     source: 'runtime',
     httpStatus: 499,
-    summary: 'A rollout was cancelled through its AbortSignal; it stopped at a step boundary.',
+    summary:
+      "A rollout was cancelled through its AbortSignal; it stopped at a step boundary (or between two samples' frame decodes).",
   },
 } as const satisfies Record<string, ErrorCodeInfo>;
 

@@ -12,7 +12,13 @@ from .client import DEFAULT_RETRY, DEFAULT_TIMEOUT_S, Client, PushedWeights
 from .errors import CLIENT_CODES, FlowfleetError
 from .prompt_embeds import WAN_TEXT_LEN, encode_prompts, upload_prompt_embeds
 from .retry import RetryPolicy
-from .rollout_file import ROLLOUT_FORMAT, ROLLOUT_FORMAT_VERSION, RolloutFile, read_rollout_file
+from .rollout_file import (
+    ROLLOUT_FORMAT,
+    ROLLOUT_FORMAT_VERSION,
+    ROLLOUT_FORMAT_VERSIONS,
+    RolloutFile,
+    read_rollout_file,
+)
 from .safetensors_check import check_safetensors, read_safetensors_header
 from .transport import Call, RetryEvent
 from .waiting import SyncProgress
@@ -31,6 +37,7 @@ __all__ = [
     "PushedWeights",
     "ROLLOUT_FORMAT",
     "ROLLOUT_FORMAT_VERSION",
+    "ROLLOUT_FORMAT_VERSIONS",
     "RetryEvent",
     "RetryPolicy",
     "RolloutFile",

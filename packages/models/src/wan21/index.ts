@@ -17,7 +17,7 @@ export type {
   WriteDitCheckpointOptions,
   WrittenDitCheckpoint,
 } from './checkpoint/write-dit-checkpoint.js';
-export { wan21MiniCard } from './wan21-mini-card.js';
+export { wan21MiniCard, wan21MiniVaeCard } from './wan21-mini-card.js';
 export { WAN21_T2V_1_3B_RECIPE, wan21T2v13bCard } from './wan21-t2v-1-3b-card.js';
 export { padTextEmbedding } from './text-embeddings.js';
 export { createWan21Card } from './wan21-card.js';
@@ -42,4 +42,5 @@ export { buildVaeDecoderOnnx, VAE_IO } from './vae/vae-graph.js';
 export type { VaeOnnxOptions } from './vae/vae-graph.js';
 export { decodeVaeClip, VaeClipDecode, vaeStepInputDims } from './vae/vae-clip-decode.js';
 export { createVaeDecoderComponent, VAE_DECODER_KIND } from './vae/vae-component.js';
+export { createVaeFrameDecoder, vaeLatentFramesFor } from './vae/vae-frame-decoder.js';
 export { initVaeDecoderWeights } from './vae/vae-weights.js';
