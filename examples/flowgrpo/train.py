@@ -32,10 +32,12 @@ from flowfleet import Client, FlowfleetError, RolloutFile
 from flowfleet.torch import WAN21_MINI
 
 from fleet_io import Batch, collect, enqueue_batch, push
+from frame_subset import FrameSubset
 from grpo import Objective, group_advantages, train_iteration
 from plot import plot_rewards
 from policy import TRAINABLE, Policy, select_parameters
-from rewards import BASELINES, PROMPTS, REWARDS, channel_means
+from rewards import REWARDS, Reward, load_reward_module
+from scoring import score_groups
 from summary import summarize, write_summary
 from transitions import build_transitions
 
@@ -49,7 +51,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--log", type=Path, default=Path("flowgrpo.jsonl"), help="JSON lines, one per iteration")
     p.add_argument("--plot", type=Path, help="reward plot (PNG; default: the log's name with .png)")
     p.add_argument("--summary", type=Path, help="write the run's figures (JSON) here at the end")
-    p.add_argument("--reward", choices=sorted(REWARDS), default="color")
+    p.add_argument("--reward", choices=sorted(REWARDS), help="a built-in reward (default: color)")
+    p.add_argument("--reward-module", type=Path, help="a Python file defining score(frames, prompts)")
+    p.add_argument(
+        "--reward-frames", help="frames a frames reward scores: first, all, every-K (default: the reward's)"
+    )
     p.add_argument("--prompt", action="append", help="a training prompt (repeat; default: the reward's)")
     p.add_argument("--group", type=int, default=8, help="seeds per prompt (G)")
     p.add_argument("--steps", type=int, default=6, help="denoise steps per rollout")
@@ -81,7 +87,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--max-staleness must be ≥ 0")
     if not 0 < args.timestep_fraction <= 1:
         p.error("--timestep-fraction must be in (0, 1]")
-    args.prompts = args.prompt or PROMPTS[args.reward]
+    if args.reward is not None and args.reward_module is not None:
+        p.error("--reward and --reward-module exclude each other")
+    try:
+        args.reward_fn = (
+            load_reward_module(args.reward_module) if args.reward_module else REWARDS[args.reward or "color"]
+        )
+    except ValueError as error:
+        p.error(str(error))
+    args.reward = args.reward_fn.name
+    try:
+        subset = args.reward_frames
+        args.reward_frames = FrameSubset.parse(subset) if subset else args.reward_fn.frames
+    except ValueError as error:
+        p.error(f"--reward-frames: {error}")
+    args.prompts = args.prompt or list(args.reward_fn.prompts)
+    if not args.prompts:
+        p.error(f"reward {args.reward!r} names no prompts: give --prompt")
     return args
 
 
@@ -116,9 +138,9 @@ def check_versions(rollouts: list[RolloutFile], batch: Batch, args: argparse.Nam
 
 
 def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[float]]]:
-    """The training loop; answers the log records and the last iteration's per-prompt channel
-    means of the final latents (mean over the group)."""
-    reward_fn = REWARDS[args.reward]
+    """The training loop; answers the log records and the last iteration's per-prompt group mean
+    of the reward's probe (e.g. the channel means of the final latents)."""
+    reward_fn: Reward = args.reward_fn
     objective = Objective(
         args.clip_range, args.adv_clip_max, args.beta, args.max_grad_norm, args.inner_epochs, args.micro_batch
     )
@@ -131,7 +153,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
         args.save_rollouts.mkdir(parents=True, exist_ok=True)
     args.log.parent.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
-    final_means: dict[str, list[float]] = {}
+    final_probe: dict[str, list[float]] = {}
     with Client(args.url, args.token) as fleet, args.log.open("w") as log:
         te_version = push(fleet, policy.text_encoder.state_dict(), "text_encoder", args.timeout)
         version = push(fleet, policy.state_dict(), "dit", args.timeout)
@@ -155,12 +177,9 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
             rollout_s = time.perf_counter() - started
 
             started = time.perf_counter()
-            rewards = [
-                reward_fn(np.array(r.final_latents), [p] * r.group)
-                for r, p in zip(rollouts, batch.prompts, strict=True)
-            ]
+            scores = score_groups(reward_fn, rollouts, batch.prompts, args.reward_frames)
             rows = build_transitions(
-                rollouts, [group_advantages(r) for r in rewards], WAN21_MINI, args.timestep_fraction
+                rollouts, [group_advantages(r) for r in scores.rewards], WAN21_MINI, args.timestep_fraction
             )
             stats = train_iteration(policy, optimizer, params, rows, objective, version, states)
             train_s = time.perf_counter() - started
@@ -173,11 +192,8 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
             states = {v: s for v, s in states.items() if v > new_version - keep - 1}
             sync_s = time.perf_counter() - started
 
-            every = np.concatenate(rewards)
-            final_means = {
-                p: channel_means(np.array(r.final_latents)).mean(axis=0).round(4).tolist()
-                for r, p in zip(rollouts, batch.prompts, strict=True)
-            }
+            every = np.concatenate(scores.rewards)
+            final_probe = scores.probe
             record = {
                 "iteration": n,
                 "weights_version": ran_on,
@@ -204,13 +220,13 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
                 flush=True,
             )
             version = new_version
-    return records, final_means
+    return records, final_probe
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        records, final_means = run(args)
+        records, final_probe = run(args)
     except FlowfleetError as error:
         print(f"train.py: {error.code}: {error.message}", file=sys.stderr)
         return 1
@@ -219,10 +235,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     plot = args.plot or args.log.with_suffix(".png")
     title = f"FlowGRPO on flowfleet: reward '{args.reward}', {len(args.prompts)} prompts × {args.group} seeds"
-    print(plot_rewards(records, plot, title, BASELINES.get(args.reward)))
+    reward: Reward = args.reward_fn
+    print(plot_rewards(records, plot, title, reward.baseline))
     if args.summary is not None:
-        settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k != "token"}
-        figures = summarize(records, settings, BASELINES.get(args.reward), final_means)
+        settings = {
+            k: str(v) if isinstance(v, (Path, FrameSubset)) else v
+            for k, v in vars(args).items()
+            if k not in ("token", "reward_fn")
+        }
+        probe = None if reward.probe is None else (reward.probe[0], final_probe)
+        figures = summarize(records, settings, reward.baseline, probe)
         write_summary(args.summary, figures)
         f = figures["figures"]
         print(

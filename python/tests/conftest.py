@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import flowgrpo_support  # noqa: F401 - examples/flowgrpo on sys.path, whichever test file runs first
 from fleet_support import REPO, START_TIMEOUT_S, Fleet, stop_fleet, tsx_command
 from flowfleet import Client
 
