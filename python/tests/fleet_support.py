@@ -18,6 +18,7 @@ from flowfleet import Client
 
 REPO = Path(__file__).resolve().parents[2]
 VECTORS = REPO / "docs" / "formats" / "vectors" / "rollout-file-v1"
+VECTORS_V2 = REPO / "docs" / "formats" / "vectors" / "rollout-file-v2"
 #: How long the fleet may take to come up (redis, coordinator, workers live), and to stop.
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 40.0

@@ -1,6 +1,6 @@
-"""RolloutFile v1's test vectors (docs/formats/vectors/rollout-file-v1/): every valid file reads
-into its canonical JSON (§ 6 equality: bits and the sign of zero count), every invalid one is
-refused with the manifest's code and reason."""
+"""RolloutFile v1's and v2's test vectors (docs/formats/vectors/rollout-file-v1/, -v2/): every
+valid file reads into its canonical JSON (§ 6 equality: bits and the sign of zero count), every
+invalid one is refused with the manifest's code and reason."""
 
 from __future__ import annotations
 
@@ -12,10 +12,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fleet_support import VECTORS
+from fleet_support import VECTORS, VECTORS_V2
 from flowfleet import FlowfleetError, read_rollout_file
 
 MANIFEST = json.loads((VECTORS / "manifest.json").read_text())
+MANIFEST_V2 = json.loads((VECTORS_V2 / "manifest.json").read_text())
+#: Every vector of both versions with the directory it lives in (a v2 reader reads v1 files).
+VALID = [(VECTORS, e) for e in MANIFEST["valid"]] + [(VECTORS_V2, e) for e in MANIFEST_V2["valid"]]
+INVALID = [(VECTORS, e) for e in MANIFEST["invalid"]] + [(VECTORS_V2, e) for e in MANIFEST_V2["invalid"]]
+
+
+def _id(item: tuple[Any, dict[str, Any]]) -> str:
+    return f"{item[0].name[-2:]}-{item[1]['name']}"
 
 
 def same(a: Any, b: Any, path: str = "") -> list[str]:
@@ -38,23 +46,37 @@ def same(a: Any, b: Any, path: str = "") -> list[str]:
 
 
 def test_the_manifest_lists_every_vector_file() -> None:
-    listed = {e["file"] for e in MANIFEST["valid"] + MANIFEST["invalid"]}
-    on_disk = {str(p.relative_to(VECTORS)) for p in VECTORS.rglob("*.safetensors")}
-    assert listed == on_disk
-    assert len(MANIFEST["valid"]) >= 5 and len(MANIFEST["invalid"]) >= 28
+    for vectors, manifest, invalid in ((VECTORS, MANIFEST, 28), (VECTORS_V2, MANIFEST_V2, 20)):
+        listed = {e["file"] for e in manifest["valid"] + manifest["invalid"]}
+        on_disk = {str(p.relative_to(vectors)) for p in vectors.rglob("*.safetensors")}
+        assert listed == on_disk
+        assert len(manifest["valid"]) >= 5 and len(manifest["invalid"]) >= invalid
 
 
-@pytest.mark.parametrize("entry", MANIFEST["valid"], ids=lambda e: e["name"])
-def test_a_valid_vector_reads_into_its_canonical_json(entry: dict[str, Any]) -> None:
-    data = (VECTORS / entry["file"]).read_bytes()
+@pytest.mark.parametrize("item", VALID, ids=_id)
+def test_a_valid_vector_reads_into_its_canonical_json(item: tuple[Any, dict[str, Any]]) -> None:
+    vectors, entry = item
+    data = (vectors / entry["file"]).read_bytes()
     assert hashlib.sha256(data).hexdigest() == entry["sha256"]
-    expected = json.loads((VECTORS / entry["expected"]).read_text())
+    expected = json.loads((vectors / entry["expected"]).read_text())
     rollout = read_rollout_file(data)
     assert same(rollout.to_json(), expected) == []
     # The arrays are numpy arrays of the spec's dtypes and shapes.
     t, g = rollout.steps, rollout.group
-    assert rollout.latents.dtype == np.float32
-    assert rollout.latents.shape == (t + 1, g, *rollout.latent_dims)
+    k = len(rollout.latent_steps)
+    assert rollout.latents.dtype == np.float32 and rollout.latent_steps.dtype == np.int32
+    assert rollout.latents.shape == (k, g, *rollout.latent_dims) and rollout.latent_steps[-1] == t
+    assert k == t + 1 or rollout.format_version == "2"
+    assert rollout.final_latents.tolist() == rollout.latents[k - 1].tolist()
+    video = rollout.video
+    if video is None:
+        assert rollout.frames is None and rollout.frame_indices is None
+    else:
+        assert rollout.frames is not None and rollout.frame_indices is not None
+        n = len(rollout.frame_indices)
+        assert rollout.frames.dtype == np.uint8
+        assert rollout.frames.shape == (g, n, video["height"], video["width"], 3)
+        assert rollout.frames_of(g - 1).tolist() == rollout.frames[g - 1].tolist()
     assert rollout.final_latents.shape == (g, *rollout.latent_dims)
     assert rollout.seeds.dtype == np.int64 and rollout.seeds.shape == (g,)
     assert rollout.sigmas.dtype == np.float64 and rollout.sigmas.shape == (t + 1,)
@@ -87,9 +109,10 @@ def test_added_record_fields_are_kept() -> None:
     assert rollout.metadata["shift"] is None
 
 
-@pytest.mark.parametrize("entry", MANIFEST["invalid"], ids=lambda e: e["name"])
-def test_an_invalid_vector_is_refused_with_its_code_and_reason(entry: dict[str, Any]) -> None:
-    data = (VECTORS / entry["file"]).read_bytes()
+@pytest.mark.parametrize("item", INVALID, ids=_id)
+def test_an_invalid_vector_is_refused_with_its_code_and_reason(item: tuple[Any, dict[str, Any]]) -> None:
+    vectors, entry = item
+    data = (vectors / entry["file"]).read_bytes()
     assert hashlib.sha256(data).hexdigest() == entry["sha256"]
     with pytest.raises(FlowfleetError) as refused:
         read_rollout_file(data)
@@ -119,3 +142,18 @@ def test_a_file_read_as_the_spec_allows_not_as_the_safetensors_package_writes_it
     text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
     rebuilt = len(text).to_bytes(8, "little") + text + original[8 + n :]
     assert read_rollout_file(rebuilt).seeds.tolist() == [0]
+
+
+def test_a_v2_window_keeps_only_its_steps_and_the_frames_are_per_sample() -> None:
+    rollout = read_rollout_file((VECTORS_V2 / "valid" / "frames-every-2-window.safetensors").read_bytes())
+    assert rollout.format_version == "2" and rollout.latent_steps.tolist() == [1, 2, 4]
+    assert rollout.latent(2, 1).tolist() == rollout.latents[1, 1].tolist()
+    with pytest.raises(FlowfleetError) as refused:
+        rollout.latent(0, 0)  # x_0 was not kept
+    assert refused.value.code == "FMT_INVALID_ARGUMENT"
+    assert rollout.frame_indices is not None and rollout.frame_indices.tolist() == [0, 2, 4]
+    assert rollout.frames_of(0).shape == (3, 2, 2, 3)
+    v1 = read_rollout_file((VECTORS / "valid" / "sde-cfg.safetensors").read_bytes())
+    assert v1.format_version == "1" and v1.latent_steps.tolist() == list(range(v1.steps + 1))
+    with pytest.raises(FlowfleetError):
+        v1.frames_of(0)

@@ -328,6 +328,7 @@ export function createPixelFlowCard(
     ],
     sampling: { steps: 4, shift: 1, guidanceScale: 1, noiseLevel: 0.7, sampler: 'sde' },
     latent: { frames: 1, height: 8, width: 8 },
+    loadByDefault: true,
     resolveRequest: (request) => resolvePixelFlowRequest(card, request),
     requiredOps: (request) => [request.sampler === 'ode' ? SOLVER_OP.euler : SOLVER_OP.sde],
   };

@@ -88,7 +88,7 @@ export interface WorkerOptions {
   readonly device?: DeviceChoice;
   /** Test-only: platform facts instead of detection (for several workers in one process). */
   readonly platformFacts?: PlatformFacts;
-  /** Model cards to load, by id in `cards` (default: every card in `cards`). */
+  /** Model cards to load, by id in `cards` (default: the cards of `cards` marked loadByDefault). */
   readonly models?: readonly string[];
   /** The cards `models` names (default: the shipped cards, `DEFAULT_CARD_REGISTRY`). */
   readonly cards?: CardRegistry;
@@ -181,7 +181,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     extraKernels: options.extraKernels ?? [],
     platformFacts: options.platformFacts,
     device: options.device,
-    models: options.models ?? (options.cards ?? DEFAULT_CARD_REGISTRY).ids,
+    models: options.models ?? (options.cards ?? DEFAULT_CARD_REGISTRY).defaultIds,
     cards: options.cards ?? DEFAULT_CARD_REGISTRY,
     locks,
     drainTimeoutMs: positive(

@@ -51,17 +51,26 @@ export type {
   SafetensorsInvalidReason,
 } from './safetensors/safetensors-error.js';
 
-// RolloutFile v1
+// RolloutFile v1 and v2
 export {
   CfgRuleSchema,
   RESERVED_SUMMARY_KEYS,
   ROLLOUT_FORMAT,
   ROLLOUT_FORMAT_VERSION,
+  ROLLOUT_FORMAT_VERSION_2,
+  ROLLOUT_FORMAT_VERSIONS,
   RolloutMetadataSchema,
+  RolloutMetadataV2Schema,
   RolloutSamplerSchema,
+  RolloutVideoSchema,
 } from './rollout/rollout-metadata.js';
-export type { CfgRule, RolloutMetadata } from './rollout/rollout-metadata.js';
-export { rolloutTensorLayout } from './rollout/rollout-record.js';
+export type {
+  CfgRule,
+  RolloutFormatVersion,
+  RolloutMetadata,
+  RolloutVideo,
+} from './rollout/rollout-metadata.js';
+export { rolloutTensorLayout, rolloutVideoOf } from './rollout/rollout-record.js';
 export type { RolloutRecord, RolloutTensorSpec } from './rollout/rollout-record.js';
 export { writeRolloutFile } from './rollout/write-rollout-file.js';
 export { readRolloutFile } from './rollout/read-rollout-file.js';

@@ -10,7 +10,13 @@ from .checkpoint import Checkpoint, open_checkpoint
 from .client import DEFAULT_RETRY, DEFAULT_TIMEOUT_S, Client, PushedWeights
 from .errors import CLIENT_CODES, FlowfleetError
 from .retry import RetryPolicy
-from .rollout_file import ROLLOUT_FORMAT, ROLLOUT_FORMAT_VERSION, RolloutFile, read_rollout_file
+from .rollout_file import (
+    ROLLOUT_FORMAT,
+    ROLLOUT_FORMAT_VERSION,
+    ROLLOUT_FORMAT_VERSIONS,
+    RolloutFile,
+    read_rollout_file,
+)
 from .safetensors_check import check_safetensors, read_safetensors_header
 from .transport import Call, RetryEvent
 from .waiting import SyncProgress
@@ -29,6 +35,7 @@ __all__ = [
     "PushedWeights",
     "ROLLOUT_FORMAT",
     "ROLLOUT_FORMAT_VERSION",
+    "ROLLOUT_FORMAT_VERSIONS",
     "RetryEvent",
     "RetryPolicy",
     "RolloutFile",

@@ -6,12 +6,23 @@ import { rolloutInvalid } from './rollout-error.js';
 import { RolloutFile } from './rollout-file.js';
 import {
   ROLLOUT_FORMAT,
-  ROLLOUT_FORMAT_VERSION,
+  ROLLOUT_FORMAT_VERSIONS,
+  type RolloutFormatVersion,
   type RolloutMetadata,
 } from './rollout-metadata.js';
-import { firstNonFinite, rolloutTensorLayout, type RolloutTensorSpec } from './rollout-record.js';
+import {
+  checkRolloutIndices,
+  everyLatentStep,
+  firstNonFinite,
+  rolloutTensorLayout,
+  type RolloutTensorSpec,
+} from './rollout-record.js';
 
 const METADATA_KEYS = ['format', 'format_version', 'rollout'];
+
+function isKnownVersion(version: string | undefined): version is RolloutFormatVersion {
+  return (ROLLOUT_FORMAT_VERSIONS as readonly (string | undefined)[]).includes(version);
+}
 
 function parseMetadataStrings(metadata: Readonly<Record<string, string>>): RolloutMetadata {
   const { format, format_version: version, rollout } = metadata;
@@ -19,18 +30,14 @@ function parseMetadataStrings(metadata: Readonly<Record<string, string>>): Rollo
     throw rolloutInvalid(
       'not-rollout',
       `format is ${JSON.stringify(format)}, not ${ROLLOUT_FORMAT}`,
-      {
-        format: format ?? null,
-      },
+      { format: format ?? null },
     );
   }
-  if (version !== ROLLOUT_FORMAT_VERSION) {
+  if (!isKnownVersion(version)) {
     throw rolloutInvalid(
       'unsupported-version',
-      `format_version ${JSON.stringify(version)} is not 1`,
-      {
-        version: version ?? null,
-      },
+      `format_version ${JSON.stringify(version)} is not one of ${ROLLOUT_FORMAT_VERSIONS.join(', ')}`,
+      { version: version ?? null },
     );
   }
   const keys = Object.keys(metadata).sort();
@@ -49,7 +56,21 @@ function parseMetadataStrings(metadata: Readonly<Record<string, string>>): Rollo
       key: duplicate,
     });
   }
-  return parseRolloutMetadata(value);
+  const parsed = parseRolloutMetadata(value, version);
+  // A v1 record never carries v2's `video` as meaning: the version is the file's, not the key's.
+  if (version === '1' && Object.hasOwn(parsed, 'video')) {
+    throw rolloutInvalid('rollout-schema', '__metadata__.rollout video: is a v2 field', {
+      path: 'video',
+    });
+  }
+  return parsed;
+}
+
+function shapeMatches(spec: RolloutTensorSpec, shape: readonly number[]): boolean {
+  if (spec.maxLength !== undefined) {
+    return shape.length === 1 && shape[0]! >= 1 && shape[0]! <= spec.maxLength;
+  }
+  return shape.length === spec.shape.length && shape.every((d, i) => d === spec.shape[i]);
 }
 
 function checkTensor(
@@ -66,11 +87,13 @@ function checkTensor(
     });
   }
   const { shape } = tensor;
-  if (shape.length !== spec.shape.length || shape.some((d, i) => d !== spec.shape[i])) {
+  if (!shapeMatches(spec, shape)) {
+    const expected =
+      spec.maxLength === undefined ? `[${spec.shape.join(', ')}]` : `[1 .. ${spec.maxLength}]`;
     throw rolloutInvalid(
       'tensor-shape',
-      `${spec.name} has shape [${shape.join(', ')}], not [${spec.shape.join(', ')}]`,
-      { tensor: spec.name, shape: [...shape], expected: [...spec.shape] },
+      `${spec.name} has shape [${shape.join(', ')}], not ${expected}`,
+      { tensor: spec.name, shape: [...shape], expected },
     );
   }
   if (tensor.dtype === 'F32' || tensor.dtype === 'F64') {
@@ -97,11 +120,17 @@ function seedsOf(data: BigInt64Array): number[] {
   });
 }
 
+/** The length of a rank-1 tensor, or 0 when it is not one (its own check then refuses it). */
+function lengthOf(tensor: SafetensorsTensor | undefined): number {
+  return tensor?.shape.length === 1 ? tensor.shape[0]! : 0;
+}
+
 /**
- * Reads a RolloutFile v1: the safetensors layer (every rule of `readSafetensors`), then
- * `__metadata__` (format, version, exactly its three keys, the record schema), then the tensor
- * set, each tensor's dtype and shape against what the metadata implies, finiteness of every
- * float, and the seed range — in the order docs/formats/rollout-file-v1.md gives.
+ * Reads a RolloutFile v1 or v2: the safetensors layer (every rule of `readSafetensors`), then
+ * `__metadata__` (format, version, exactly its three keys, the record schema of that version),
+ * then the tensor set, each tensor's dtype and shape against what the metadata implies,
+ * finiteness of every float, the seed range, and v2's index tensors — in the order
+ * docs/formats/rollout-file-v2.md § 7 gives (v1's order for a v1 file).
  *
  * Ownership: as `readSafetensors`, the arrays are views of `bytes` where aligned unless
  * `options.copy` is set.
@@ -113,7 +142,10 @@ export function readRolloutFile(
 ): RolloutFile {
   const file = readSafetensors(bytes, options);
   const metadata = parseMetadataStrings(file.metadata);
-  const layout = rolloutTensorLayout(metadata);
+  const layout = rolloutTensorLayout(metadata, {
+    keptLatents: lengthOf(file.tensors.get('latent_steps')),
+    frames: lengthOf(file.tensors.get('frame_indices')),
+  });
   const expected = new Set(layout.map((spec) => spec.name));
   const unexpected = [...file.tensors.keys()].filter((name) => !expected.has(name));
   if (unexpected.length > 0) {
@@ -123,13 +155,21 @@ export function readRolloutFile(
   }
   const data: Record<string, SafetensorsTensor['data']> = {};
   for (const spec of layout) data[spec.field] = checkTensor(spec, file.tensors.get(spec.name)).data;
+  const seeds = seedsOf(data['seeds'] as BigInt64Array);
+  const latentSteps =
+    (data['latentSteps'] as Int32Array | undefined) ?? everyLatentStep(metadata.steps);
+  const frameIndices = (data['frameIndices'] as Int32Array | undefined) ?? null;
+  checkRolloutIndices(metadata, latentSteps, frameIndices);
   return new RolloutFile({
     metadata,
     latents: data['latents'] as Float32Array,
     logProbs: (data['logProbs'] as Float64Array | undefined) ?? null,
-    seeds: seedsOf(data['seeds'] as BigInt64Array),
+    seeds,
     sigmas: data['sigmas'] as Float64Array,
     timesteps: data['timesteps'] as Float64Array,
     stepIndices: data['stepIndices'] as Int32Array,
+    latentSteps,
+    frameIndices,
+    frames: (data['frames'] as Uint8Array | undefined) ?? null,
   });
 }

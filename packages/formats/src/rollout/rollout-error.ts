@@ -2,7 +2,7 @@ import { FlowfleetError } from '@flowfleet/errors';
 
 /**
  * Why a rollout record, file or summary was refused: the `details.reason` of
- * FMT_ROLLOUT_INVALID (docs/formats/rollout-file-v1.md § Refusals).
+ * FMT_ROLLOUT_INVALID (docs/formats/rollout-file-v1.md and -v2.md § 7).
  */
 export type RolloutInvalidReason =
   | 'not-rollout'
@@ -16,6 +16,8 @@ export type RolloutInvalidReason =
   | 'tensor-shape'
   | 'non-finite'
   | 'seed-range'
+  | 'latent-steps'
+  | 'frame-indices'
   | 'summary-schema';
 
 /** The details of FMT_ROLLOUT_INVALID: the rule broken, plus facts about where. */

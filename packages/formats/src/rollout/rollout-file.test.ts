@@ -147,6 +147,7 @@ describe('writeRolloutFile / readRolloutFile', () => {
             'worker',
             'timings',
             'captureStats',
+            'video',
           ].some((k) => k in extra),
         );
         const meta = { ...metadata(patch), ...extra } as RolloutMetadata;
@@ -164,3 +165,77 @@ describe('writeRolloutFile / readRolloutFile', () => {
     );
   });
 });
+
+/** A v2 record: T = 2, G = 3, latent [2, 1]; x_1 and x_2 kept; frames 0 and 2 of a 3-frame 2×1 clip. */
+function v2Record(): RolloutRecord {
+  const meta = { ...metadata(), video: { frames: 3, height: 2, width: 1 } } as RolloutMetadata;
+  return {
+    ...record(meta),
+    latents: Float32Array.from({ length: 2 * 3 * 2 }, (_, i) => i),
+    latentSteps: Int32Array.of(1, 2),
+    frameIndices: Int32Array.of(0, 2),
+    frames: Uint8Array.from({ length: 3 * 2 * 2 * 1 * 3 }, (_, i) => i),
+  };
+}
+
+describe('RolloutFile v2 (frames, a kept-steps window)', () => {
+  it('writes v1 for a latents-only record and v2 when the record has video', () => {
+    const version = (bytes: Uint8Array) => readRolloutFile(bytes).formatVersion;
+    expect(version(writeRolloutFile(record()))).toBe('1');
+    expect(version(writeRolloutFile(v2Record()))).toBe('2');
+  });
+
+  it('maps steps to kept rows and gives each sample its frames, channel-last', () => {
+    const file = readRolloutFile(writeRolloutFile(v2Record()));
+    expect(Array.from(file.latentSteps)).toEqual([1, 2]);
+    expect(Array.from(file.latent(1, 2))).toEqual([4, 5]);
+    expect(Array.from(file.finalLatent(0))).toEqual([6, 7]);
+    expect(file.hasLatent(0)).toBe(false);
+    expect(reasonOrCode(() => file.latent(0, 0))).toBe('FMT_INVALID_ARGUMENT');
+    expect(file.video).toEqual({ frames: 3, height: 2, width: 1 });
+    // sample 1, returned frame 1 (clip frame 2): bytes (1·2 + 1)·6 .. +6
+    expect(Array.from(file.frame(1, 1))).toEqual([18, 19, 20, 21, 22, 23]);
+    expect(reasonOrCode(() => file.frame(0, 2))).toBe('FMT_INVALID_ARGUMENT');
+  });
+
+  it.each<[string, () => RolloutRecord, RolloutInvalidReason]>([
+    [
+      'frames without video',
+      () => ({ ...record(), frames: new Uint8Array(1) }),
+      'unexpected-tensor',
+    ],
+    [
+      'a window without video (v1)',
+      () => ({ ...record(), latentSteps: Int32Array.of(1, 2) }),
+      'unexpected-tensor',
+    ],
+    ['video without frames', () => ({ ...v2Record(), frames: null }), 'missing-tensor'],
+    [
+      'frames of the wrong size',
+      () => ({ ...v2Record(), frames: new Uint8Array(35) }),
+      'tensor-shape',
+    ],
+    [
+      'a window without x_T',
+      () => ({ ...v2Record(), latentSteps: Int32Array.of(0, 1) }),
+      'latent-steps',
+    ],
+    [
+      'a frame past the clip',
+      () => ({ ...v2Record(), frameIndices: Int32Array.of(0, 3) }),
+      'frame-indices',
+    ],
+  ])('refuses to write %s', (_, build, reason) => {
+    expect(reasonOf(() => writeRolloutFile(build()))).toBe(reason);
+  });
+});
+
+function reasonOrCode(run: () => unknown): string {
+  try {
+    run();
+    return 'accepted';
+  } catch (error) {
+    if (!isFlowfleetError(error)) throw error;
+    return error.code;
+  }
+}

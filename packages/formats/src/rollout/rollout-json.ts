@@ -1,6 +1,6 @@
 import { compareCodePoints } from '../code-point-order.js';
 import { recordSummaryFields } from './rollout-summary.js';
-import { rolloutTensorLayout, type RolloutRecord } from './rollout-record.js';
+import { everyLatentStep, rolloutTensorLayout, type RolloutRecord } from './rollout-record.js';
 
 /** One tensor in the canonical JSON of a rollout file: values flattened row-major. */
 export interface TensorJson {
@@ -22,9 +22,11 @@ export interface RolloutFileJson {
 /** The canonical JSON of a read (or about to be written) rollout record. */
 export function rolloutFileJson(record: RolloutRecord): RolloutFileJson {
   const tensors: Record<string, TensorJson> = {};
-  for (const spec of rolloutTensorLayout(record.metadata)) {
-    const value = record[spec.field];
-    if (value === null) continue;
+  const latentSteps = record.latentSteps ?? everyLatentStep(record.metadata.steps);
+  const counts = { keptLatents: latentSteps.length, frames: record.frameIndices?.length ?? 0 };
+  for (const spec of rolloutTensorLayout(record.metadata, counts)) {
+    const value = spec.field === 'latentSteps' ? latentSteps : record[spec.field];
+    if (value === null || value === undefined) continue;
     tensors[spec.name] = { dtype: spec.dtype, shape: spec.shape, values: Array.from(value) };
   }
   return { metadata: record.metadata, tensors, summary: recordSummaryFields(record) };

@@ -2,8 +2,17 @@ import { z } from 'zod';
 
 /** `__metadata__.format` of a rollout file. */
 export const ROLLOUT_FORMAT = 'flowfleet.rollout';
-/** `__metadata__.format_version` this code writes and reads. */
+/**
+ * `__metadata__.format_version` of a latents-only rollout (every trajectory latent, no frames):
+ * what such a rollout has always been written as, so v1 readers keep reading it.
+ */
 export const ROLLOUT_FORMAT_VERSION = '1';
+/** `__metadata__.format_version` of a rollout with decoded frames or a kept-steps window. */
+export const ROLLOUT_FORMAT_VERSION_2 = '2';
+/** The versions this code reads. */
+export const ROLLOUT_FORMAT_VERSIONS: readonly RolloutFormatVersion[] = Object.freeze(['1', '2']);
+/** A `format_version` this code reads. */
+export type RolloutFormatVersion = '1' | '2';
 
 /**
  * Names the summary gives the tensors and the per-attempt fields. A record's metadata may not use
@@ -21,6 +30,13 @@ export const RESERVED_SUMMARY_KEYS: readonly string[] = Object.freeze([
   'worker',
   'timings',
   'captureStats',
+]);
+
+/** v2 reserves the summary names of its two added tensors as well. */
+export const RESERVED_SUMMARY_KEYS_V2: readonly string[] = Object.freeze([
+  ...RESERVED_SUMMARY_KEYS,
+  'latentSteps',
+  'frameIndices',
 ]);
 
 /**
@@ -86,3 +102,29 @@ export const RolloutMetadataSchema = z
   });
 /** The metadata record of a rollout file (required fields plus any added ones). */
 export type RolloutMetadata = z.infer<typeof RolloutMetadataSchema>;
+
+/**
+ * v2's geometry of one sample's decoded clip: `frames` frames of `height` × `width` RGB pixels
+ * (the file holds a subset of the frames, `frame_indices`).
+ */
+export const RolloutVideoSchema = z.strictObject({
+  frames: z.int().min(1),
+  height: z.int().min(1),
+  width: z.int().min(1),
+});
+/** The geometry of one sample's decoded clip. */
+export type RolloutVideo = z.infer<typeof RolloutVideoSchema>;
+
+/**
+ * The record of a RolloutFile v2: v1's, plus the required `video` (the decoded clip's geometry,
+ * or null when the file holds no frames); `latentSteps` and `frameIndices` are reserved too.
+ */
+export const RolloutMetadataV2Schema = z
+  .looseObject({ ...ROLLOUT_METADATA_FIELDS, video: RolloutVideoSchema.nullable() })
+  .superRefine((metadata, ctx) => {
+    for (const key of RESERVED_SUMMARY_KEYS_V2) {
+      if (Object.hasOwn(metadata, key)) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'is a name the summary reserves' });
+      }
+    }
+  });

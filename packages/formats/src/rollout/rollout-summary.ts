@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { firstIssue, rolloutInvalid } from './rollout-error.js';
-import { ROLLOUT_METADATA_FIELDS } from './rollout-metadata.js';
-import type { RolloutRecord } from './rollout-record.js';
+import { ROLLOUT_METADATA_FIELDS, RolloutVideoSchema } from './rollout-metadata.js';
+import { everyLatentStep, rolloutVideoOf, type RolloutRecord } from './rollout-record.js';
+import { rolloutFormatVersionOf } from './parse-rollout-metadata.js';
 
 const Count = z.int().min(0);
 const Ms = z.number().min(0);
@@ -47,6 +48,12 @@ export const RolloutSummarySchema = z
     timesteps: z.array(z.number()),
     stepIndices: z.array(z.int()),
     logProbs: z.array(z.array(z.number())).nullable(),
+    /** v2: the decoded clip's geometry, or null when no frames were returned. */
+    video: RolloutVideoSchema.nullable().optional(),
+    /** v2: the step t of each kept latent row (ends at T). */
+    latentSteps: z.array(z.int().min(0)).min(1).optional(),
+    /** v2: the clip frames the file holds, or null when none. */
+    frameIndices: z.array(z.int().min(0)).min(1).nullable().optional(),
     worker: z.string().min(1),
     timings: RolloutTimingsSchema,
     captureStats: CaptureStatsSchema,
@@ -64,6 +71,7 @@ export const RolloutSummarySchema = z
         ctx.addIssue({ code: 'custom', path: [key], message: `needs ${expected} entries` });
       }
     }
+    checkV2Fields(summary, ctx);
     if (summary.timings.stepMs.length !== t) {
       ctx.addIssue({ code: 'custom', path: ['timings', 'stepMs'], message: `needs ${t} entries` });
     }
@@ -84,6 +92,32 @@ export const RolloutSummarySchema = z
       });
     }
   });
+function checkV2Fields(
+  summary: {
+    steps: number;
+    video?: unknown;
+    latentSteps?: number[] | undefined;
+    frameIndices?: number[] | null | undefined;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  const v2 = summary.video !== undefined;
+  const issue = (path: string, message: string) =>
+    ctx.addIssue({ code: 'custom', path: [path], message });
+  if (!v2) {
+    if (summary.latentSteps !== undefined) issue('latentSteps', 'is v2 only (with video)');
+    if (summary.frameIndices !== undefined) issue('frameIndices', 'is v2 only (with video)');
+    return;
+  }
+  const steps = summary.latentSteps;
+  if (steps === undefined) issue('latentSteps', 'is required with video');
+  else if (steps[steps.length - 1] !== summary.steps) issue('latentSteps', 'must end at T');
+  if (summary.frameIndices === undefined) issue('frameIndices', 'is required with video');
+  else if ((summary.frameIndices === null) !== (summary.video === null)) {
+    issue('frameIndices', 'is null exactly when video is null');
+  }
+}
+
 /** The JSON summary of a finished rollout. */
 export type RolloutSummary = z.infer<typeof RolloutSummarySchema>;
 
@@ -96,12 +130,24 @@ export interface RolloutAttempt {
 
 /**
  * The part of the summary a record determines: its metadata verbatim plus the small tensors as
- * JSON arrays (`logProbs` as T rows of G). What a conforming reader must derive from a file.
+ * JSON arrays (`logProbs` as T rows of G; v2 adds `latentSteps` and `frameIndices`, never the
+ * frames or latents). What a conforming reader must derive from a file.
  */
 export function recordSummaryFields(record: RolloutRecord): Record<string, unknown> {
   const { metadata, logProbs } = record;
   const { steps: t, group: g } = metadata;
+  const v2 =
+    rolloutFormatVersionOf(metadata) === '2'
+      ? {
+          latentSteps: Array.from(record.latentSteps ?? everyLatentStep(t)),
+          frameIndices:
+            rolloutVideoOf(metadata) === null || !record.frameIndices
+              ? null
+              : Array.from(record.frameIndices),
+        }
+      : {};
   return {
+    ...v2,
     ...metadata,
     seeds: [...record.seeds],
     sigmas: Array.from(record.sigmas),

@@ -12,6 +12,8 @@ export interface CardRegistry {
   readonly cards: readonly ModelCard[];
   /** Every card id, in the order given. */
   readonly ids: readonly string[];
+  /** The ids of the cards a worker that names no models loads (`loadByDefault`), in order. */
+  readonly defaultIds: readonly string[];
   has(id: string): boolean;
   /** The card registered under `id`. @throws FlowfleetError MODEL_UNKNOWN_CARD listing the ids */
   get(id: string): ModelCard;
@@ -52,6 +54,9 @@ export function createCardRegistry(cards: readonly ModelCard[]): CardRegistry {
   return Object.freeze({
     cards: Object.freeze([...byId.values()]),
     ids,
+    defaultIds: Object.freeze(
+      [...byId.values()].filter((card) => card.loadByDefault).map((card) => card.id),
+    ),
     has: (id: string) => byId.has(id),
     get,
     capabilities(model: string, request: SamplingRequest): CardCapabilities {

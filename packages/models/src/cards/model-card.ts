@@ -6,6 +6,7 @@ import type {
   ResolvedSamplingRequest,
   SamplingDefaults,
   SamplingRequest,
+  TextEmbeddingSpec,
 } from '../sampling/sampling-request.js';
 
 /** One driven loop of a card (DESIGN.md §3). */
@@ -64,6 +65,16 @@ export interface ModelCard<Config = unknown> {
   readonly loops: readonly LoopSpec[];
   readonly sampling: SamplingDefaults;
   readonly latent: LatentSize;
+  /**
+   * Present when the card's text input is embeddings (it has no text encoder): a request names
+   * uploaded embeddings of this width and at most this many rows (`promptEmbeds`).
+   */
+  readonly textEmbeddings?: TextEmbeddingSpec;
+  /**
+   * Whether a worker that names no models loads this card (false for a published-size card: a
+   * worker loads its gigabytes only when told to).
+   */
+  readonly loadByDefault: boolean;
   /**
    * The card's request rules: fills defaults and checks a request. The coordinator calls it at
    * the edge and the runtime before a rollout, so what the edge accepts a worker can complete.

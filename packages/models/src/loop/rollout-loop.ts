@@ -1,4 +1,4 @@
-import type { ResolvedSamplingRequest } from '../sampling/sampling-request.js';
+import type { ResolvedSamplingRequest, TextEmbeddings } from '../sampling/sampling-request.js';
 import type { DrivenLoop, StepResult } from './loop-types.js';
 
 /**
@@ -23,13 +23,17 @@ export interface RolloutTrajectory {
 }
 
 /**
+ * What a rollout loop runs: the resolved request, plus the loaded text embeddings its references
+ * name when the card's text input is embeddings (the worker fetches and checks them; the loop pads
+ * them to the card's text length).
+ */
+export interface RolloutLoopRequest extends ResolvedSamplingRequest {
+  readonly textEmbeddings?: TextEmbeddings | undefined;
+}
+
+/**
  * The driven loop a card runs a rollout with. Its state type is the card's own; steps whose
  * `StepInfo.kind` is `denoise` are the rollout's T denoise steps (progress and timings count
  * them), any other kind (e.g. `encode`) is preparation.
  */
-export type RolloutLoop = DrivenLoop<
-  ResolvedSamplingRequest,
-  unknown,
-  StepResult,
-  RolloutTrajectory
->;
+export type RolloutLoop = DrivenLoop<RolloutLoopRequest, unknown, StepResult, RolloutTrajectory>;

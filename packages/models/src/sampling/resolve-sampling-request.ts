@@ -7,13 +7,21 @@ import {
   type ResolvedSamplingRequest,
   type SamplingDefaults,
   type SamplingRequest,
+  type TextEmbeddingSpec,
+  type TextEmbedsRef,
 } from './sampling-request.js';
 
-/** What the flow-matching rules fill defaults from: a card's sampling and latent defaults. */
+/**
+ * What the flow-matching rules fill defaults from: a card's sampling and latent defaults, and its
+ * text-embedding spec when its text input is embeddings.
+ */
 export interface SamplingRequestDefaults {
   readonly sampling: SamplingDefaults;
   readonly latent: LatentSize;
+  readonly textEmbeddings?: TextEmbeddingSpec | undefined;
 }
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /**
  * The coded error of a request that breaks a card's rules; `field` names the request field.
@@ -110,9 +118,12 @@ export function resolveSamplingRequest(
     throw invalidRequest('cfgRule', `expected one of ${CFG_RULES.join(', ')}`, cfgRule);
   }
   if (sampler === 'sde') checkSdeSchedule(sigmas, noiseLevel);
+  const cfg = runsUnconditionalBranch(cfgRule, guidanceScale);
+  const embeds = embedsOf(defaults.textEmbeddings, request, cfg);
   return {
     prompt: request.prompt,
     negativePrompt: request.negativePrompt ?? '',
+    ...embeds,
     seeds: [...request.seeds],
     steps: sigmas.length - 1,
     shift,
@@ -121,7 +132,7 @@ export function resolveSamplingRequest(
     noiseLevel,
     guidanceScale,
     cfgRule,
-    cfg: runsUnconditionalBranch(cfgRule, guidanceScale),
+    cfg,
     shape: { frames: latent.frames, height: latent.height, width: latent.width },
   };
 }
@@ -142,4 +153,59 @@ function checkSdeSchedule(sigmas: Float64Array, noiseLevel: number): void {
       coefX: issue.coefX,
     });
   }
+}
+
+function embedsRef(field: string, ref: TextEmbedsRef): TextEmbedsRef {
+  if (typeof ref !== 'object' || typeof ref.sha256 !== 'string' || !SHA256_HEX.test(ref.sha256)) {
+    throw invalidRequest(
+      field,
+      'expected { sha256 } naming an uploaded blob (64 hex)',
+      ref?.sha256,
+    );
+  }
+  return { sha256: ref.sha256 };
+}
+
+/**
+ * The text-embedding references of a request: a card whose text input is embeddings needs the
+ * prompt's, and the negative prompt's when CFG runs its unconditional branch (it cannot encode
+ * text itself); a card that encodes prompts refuses them (they would be silently ignored).
+ */
+function embedsOf(
+  spec: TextEmbeddingSpec | undefined,
+  request: SamplingRequest,
+  cfg: boolean,
+): { promptEmbeds?: TextEmbedsRef; negativePromptEmbeds?: TextEmbedsRef } {
+  const { promptEmbeds, negativePromptEmbeds } = request;
+  if (spec === undefined) {
+    if (promptEmbeds !== undefined || negativePromptEmbeds !== undefined) {
+      const field = promptEmbeds !== undefined ? 'promptEmbeds' : 'negativePromptEmbeds';
+      throw invalidRequest(
+        field,
+        'this card encodes prompts itself; it takes no embeddings',
+        'set',
+      );
+    }
+    return {};
+  }
+  if (promptEmbeds === undefined) {
+    throw invalidRequest(
+      'promptEmbeds',
+      "required: this card's text input is embeddings",
+      'absent',
+    );
+  }
+  if (cfg && negativePromptEmbeds === undefined) {
+    throw invalidRequest(
+      'negativePromptEmbeds',
+      'required when CFG runs its unconditional branch (an empty prompt is an embedding too)',
+      'absent',
+    );
+  }
+  return {
+    promptEmbeds: embedsRef('promptEmbeds', promptEmbeds),
+    ...(cfg && negativePromptEmbeds !== undefined
+      ? { negativePromptEmbeds: embedsRef('negativePromptEmbeds', negativePromptEmbeds) }
+      : {}),
+  };
 }

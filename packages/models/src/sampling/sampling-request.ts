@@ -25,6 +25,38 @@ export interface LatentSize {
   readonly width: number;
 }
 
+/**
+ * A text embedding by reference: the sha256 of an uploaded safetensors blob holding one tensor
+ * `[L, textDim]` (F32, BF16 or F16), L ≤ the card's text length = the prompt's true token count.
+ */
+export interface TextEmbedsRef {
+  readonly sha256: string;
+}
+
+/**
+ * What a card whose text input is embeddings takes (present on such a card, absent on a card that
+ * encodes prompts itself): the embedding width and the most rows one may have.
+ */
+export interface TextEmbeddingSpec {
+  /** Columns of an embedding (umT5-XXL: 4096). */
+  readonly dim: number;
+  /** The most rows (tokens) one may have; the card zero-pads to exactly this many. */
+  readonly maxTokens: number;
+}
+
+/** One prompt's embedding as a rollout consumes it: `[tokens, dim]` float32, finite, unpadded. */
+export interface TextEmbedding {
+  readonly tokens: number;
+  readonly dim: number;
+  readonly data: Float32Array;
+}
+
+/** The loaded embeddings of one rollout: the prompt's, and the negative prompt's when CFG runs. */
+export interface TextEmbeddings {
+  readonly prompt: TextEmbedding;
+  readonly negativePrompt?: TextEmbedding | undefined;
+}
+
 /** Sampler defaults a request may override. */
 export interface SamplingDefaults {
   readonly steps: number;
@@ -45,6 +77,10 @@ export interface SamplingRequest {
   readonly prompt: string;
   /** The unconditional prompt of CFG (default: empty). */
   readonly negativePrompt?: string | undefined;
+  /** The prompt's embedding (required by, and only by, a card whose text input is embeddings). */
+  readonly promptEmbeds?: TextEmbedsRef | undefined;
+  /** The negative prompt's embedding (required by such a card when CFG runs). */
+  readonly negativePromptEmbeds?: TextEmbedsRef | undefined;
   /** One seed per sample (integers in [0, 2^53)); G = seeds.length. */
   readonly seeds: readonly number[];
   /** Denoise steps T (default: the card's). Ignored when `sigmas` is given. */
@@ -67,6 +103,8 @@ export interface SamplingRequest {
 export interface ResolvedSamplingRequest {
   readonly prompt: string;
   readonly negativePrompt: string;
+  readonly promptEmbeds?: TextEmbedsRef | undefined;
+  readonly negativePromptEmbeds?: TextEmbedsRef | undefined;
   readonly seeds: readonly number[];
   readonly steps: number;
   /** null when the request carried an explicit sigma table. */

@@ -25,10 +25,21 @@ import type { WanVaeConfig } from './vae/vae-config.js';
 /** The two components of a wan21 card. */
 export type Wan21ComponentId = Wan21Component;
 
-/** How to build a card with the wan21 structure (dit + text_encoder, the CFG denoise loop). */
+/**
+ * Where a wan21 card's text context comes from: `tokens` — its own text encoder component encodes
+ * the prompts (the toy byte-level encoder); `embeddings` — the request names uploaded embeddings
+ * (umT5-XXL's, computed once per prompt by the trainer), and the card has no text encoder.
+ */
+export type Wan21TextInput = 'tokens' | 'embeddings';
+
+/** How to build a card with the wan21 structure (dit [+ text_encoder], the CFG denoise loop). */
 export interface Wan21CardOptions {
   readonly id: string;
   readonly config: Wan21Config;
+  /** Default `tokens`. */
+  readonly textInput?: Wan21TextInput;
+  /** Whether a worker naming no models loads the card (default true). */
+  readonly loadByDefault?: boolean;
   /** Per component: the terminal-rung factory (default: the TS reference in the worker pool). */
   readonly factories?: Partial<Record<Wan21ComponentId, ComponentFactory>>;
   /**
@@ -63,7 +74,7 @@ const DEFAULT_LATENT: LatentSize = Object.freeze({ frames: 4, height: 16, width:
  * @throws FlowfleetError MODEL_INVALID_REQUEST naming the field
  */
 function resolveWan21Request(
-  card: Pick<ModelCard<Wan21Config>, 'config' | 'sampling' | 'latent'>,
+  card: Pick<ModelCard<Wan21Config>, 'config' | 'sampling' | 'latent' | 'textEmbeddings'>,
   request: SamplingRequest,
 ): ResolvedSamplingRequest {
   const resolved = resolveSamplingRequest(card, request);
@@ -104,10 +115,10 @@ function wan21RequiredOps(request: ResolvedSamplingRequest): string[] {
 }
 
 /**
- * A card with the wan21 structure: a `dit` and a `text_encoder` component (TS reference
- * factories and ONNX artifacts unless given), optionally a `vae` decoder, the `diffusion_denoise` loop, Wan2.1 parameter
- * shapes and initial weights of `config`, the DiT's checkpoint key maps (diffusers names,
- * trainer prefixes), and the wan21 request rules.
+ * A card with the wan21 structure: a `dit` and (text input `tokens`) a `text_encoder` component
+ * (TS reference factories and ONNX artifacts unless given), optionally a `vae` decoder, the
+ * `diffusion_denoise` loop, Wan2.1 parameter shapes and initial weights of `config`, the DiT's
+ * checkpoint key maps (diffusers names, trainer prefixes), and the wan21 request rules.
  */
 export function createWan21Card(options: Wan21CardOptions): ModelCard<Wan21Config> {
   const { config } = options;
@@ -135,16 +146,21 @@ export function createWan21Card(options: Wan21CardOptions): ModelCard<Wan21Confi
       { details: { field: 'vae.zDim', value: options.vae.zDim, inChannels: config.inChannels } },
     );
   }
+  const textInput = options.textInput ?? 'tokens';
   const card: ModelCard<Wan21Config> = Object.freeze({
     id: options.id,
     config,
     components: Object.freeze([
       component('dit', (c) => createDitReferenceFactory(c), parameterShapes),
-      component(
-        'text_encoder',
-        (c) => createTextEncoderReferenceFactory(c),
-        textEncoderParameterShapes,
-      ),
+      ...(textInput === 'tokens'
+        ? [
+            component(
+              'text_encoder',
+              (c) => createTextEncoderReferenceFactory(c),
+              textEncoderParameterShapes,
+            ),
+          ]
+        : []),
       ...(options.vae === undefined ? [] : [createVaeDecoderComponent(options.vae)]),
     ]),
     loops: Object.freeze([
@@ -152,11 +168,15 @@ export function createWan21Card(options: Wan21CardOptions): ModelCard<Wan21Confi
         loopId: WAN21_DENOISE_LOOP_ID,
         graphCapture: options.graphCapture ?? 'breakable',
         sharedWeightComponents: Object.freeze(['dit']),
-        create: () => createWan21DenoiseLoop(config),
+        create: () => createWan21DenoiseLoop(config, textInput),
       }),
     ]),
     sampling: Object.freeze({ ...(options.sampling ?? DEFAULT_SAMPLING) }),
     latent: Object.freeze({ ...(options.latent ?? DEFAULT_LATENT) }),
+    ...(textInput === 'embeddings'
+      ? { textEmbeddings: Object.freeze({ dim: config.textDim, maxTokens: config.textLen }) }
+      : {}),
+    loadByDefault: options.loadByDefault ?? true,
     resolveRequest: (request: SamplingRequest) => resolveWan21Request(card, request),
     requiredOps: wan21RequiredOps,
   });

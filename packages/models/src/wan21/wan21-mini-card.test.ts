@@ -65,7 +65,7 @@ describe('wan21MiniCard', () => {
 
   it('looks cards up by id and rejects unknown ids with MODEL_UNKNOWN_CARD', () => {
     expect(DEFAULT_CARD_REGISTRY.get('wan21-mini')).toBe(wan21MiniCard);
-    expect(DEFAULT_CARD_REGISTRY.ids).toEqual(['wan21-mini']);
+    expect(DEFAULT_CARD_REGISTRY.ids).toContain('wan21-mini');
     try {
       DEFAULT_CARD_REGISTRY.get('wan99');
       expect.unreachable();

@@ -27,10 +27,10 @@ export function rolloutVectors(): InvalidVectorSpec[] {
     },
     {
       name: 'unsupported-version',
-      about: 'format_version "2"',
+      about: 'format_version "3" (no reader of this code knows it; "2" is RolloutFile v2)',
       code: R,
       reason: 'unsupported-version',
-      bytes: file(t(), { ...strings(), format_version: '2' }),
+      bytes: file(t(), { ...strings(), format_version: '3' }),
     },
     {
       name: 'metadata-keys',

@@ -7,11 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { readRolloutFile } from '../read-rollout-file.js';
 import { rolloutFileJson } from '../rollout-json.js';
 import { writeRolloutFile } from '../write-rollout-file.js';
-import { ROLLOUT_VECTORS_DIR, rolloutVectorFiles, type VectorManifest } from './rollout-vectors.js';
+import {
+  ROLLOUT_VECTOR_SETS,
+  rolloutVectorFiles,
+  type RolloutVectorSet,
+  type VectorManifest,
+} from './rollout-vectors.js';
 
 const root = fileURLToPath(new URL('../../../../../', import.meta.url));
-const dir = join(root, ROLLOUT_VECTORS_DIR);
-const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as VectorManifest;
 
 async function listFiles(at: string): Promise<string[]> {
   const entries = await readdir(at, { withFileTypes: true });
@@ -21,13 +24,40 @@ async function listFiles(at: string): Promise<string[]> {
   return nested.flat();
 }
 
-async function vector(file: string): Promise<Uint8Array> {
-  return new Uint8Array(await readFile(join(dir, file)));
-}
+const COVERAGE: Record<string, { valid: string[]; invalid: number }> = {
+  '1': { valid: ['sde-cfg', 'ode', 'group-1', 'latent-rank-2', 'extra-metadata'], invalid: 30 },
+  '2': {
+    valid: [
+      'frames-first',
+      'frames-every-2-window',
+      'window-no-frames',
+      'frames-all-group-1',
+      'extra-metadata',
+    ],
+    invalid: 20,
+  },
+};
 
-describe('RolloutFile v1 test vectors (docs/formats/vectors/rollout-file-v1)', () => {
+describe.each(ROLLOUT_VECTOR_SETS.map((set) => [set.dir, set] as const))(
+  'RolloutFile test vectors (%s)',
+  async (_, set: RolloutVectorSet) => {
+    const dir = join(root, set.dir);
+    const manifest = JSON.parse(
+      await readFile(join(dir, 'manifest.json'), 'utf8'),
+    ) as VectorManifest;
+    const vector = async (file: string) => new Uint8Array(await readFile(join(dir, file)));
+    defineVectorTests(set, dir, manifest, vector);
+  },
+);
+
+function defineVectorTests(
+  set: RolloutVectorSet,
+  dir: string,
+  manifest: VectorManifest,
+  vector: (file: string) => Promise<Uint8Array>,
+): void {
   it('are exactly what the generator writes (run `npm run vectors:rollout` after a change)', async () => {
-    const generated = rolloutVectorFiles();
+    const generated = rolloutVectorFiles(set);
     const onDisk = (await listFiles(dir)).map((path) => relative(dir, path)).sort();
     expect(onDisk).toEqual(generated.map((f) => f.path).sort());
     for (const { path, bytes } of generated) {
@@ -35,11 +65,10 @@ describe('RolloutFile v1 test vectors (docs/formats/vectors/rollout-file-v1)', (
     }
   });
 
-  it('cover each sampler, G = 1, a non-4-D latent and added metadata fields', () => {
-    expect(manifest.valid.map((v) => v.name)).toEqual(
-      expect.arrayContaining(['sde-cfg', 'ode', 'group-1', 'latent-rank-2', 'extra-metadata']),
-    );
-    expect(manifest.invalid.length).toBeGreaterThanOrEqual(30);
+  it('cover what the spec lists (v1: each sampler, G = 1, rank 2, added fields; v2: each frame selection, a window)', () => {
+    const { valid, invalid } = COVERAGE[set.version]!;
+    expect(manifest.valid.map((v) => v.name)).toEqual(expect.arrayContaining(valid));
+    expect(manifest.invalid.length).toBeGreaterThanOrEqual(invalid);
   });
 
   it.each(manifest.valid.map((v) => [v.name, v] as const))(
@@ -74,4 +103,4 @@ describe('RolloutFile v1 test vectors (docs/formats/vectors/rollout-file-v1)', (
       });
     },
   );
-});
+}

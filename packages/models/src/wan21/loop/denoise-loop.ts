@@ -8,12 +8,14 @@ import {
   type StepResult,
   type WorkPlan,
 } from '../../loop/loop-types.js';
-import type { RolloutTrajectory } from '../../loop/rollout-loop.js';
+import type { RolloutLoopRequest, RolloutTrajectory } from '../../loop/rollout-loop.js';
 import type { RuntimeTensor } from '../../loop/runtime-tensor.js';
 import { eagerIO, graphIO } from '../../loop/step-io.js';
-import type { ResolvedSamplingRequest } from '../../sampling/sampling-request.js';
+import { FlowfleetError } from '@flowfleet/errors';
+import { padTextEmbedding } from '../text-embeddings.js';
 import { tokenize } from '../tokenize.js';
 import type { Wan21Config } from '../wan21-config.js';
+import type { Wan21TextInput } from '../wan21-card.js';
 import {
   computeDenoiseStep,
   denoiseWorkspaceBytes,
@@ -42,17 +44,19 @@ function f32(data: Float32Array, dims: readonly number[]): RuntimeTensor {
 }
 
 /**
- * The wan21 denoise loop (DESIGN.md §3–§4): one text-encode step (prompts [uncond, cond] or
- * [cond]), then T denoise steps — CFG branches batched into one dit forward, cfg_combine, then
+ * The wan21 denoise loop (DESIGN.md §3–§4): the text context — one text-encode step (prompts
+ * [uncond, cond] or [cond]) for text input `tokens`, the request's loaded embeddings zero-padded
+ * to the text length for `embeddings` — then T denoise steps — CFG branches batched into one dit forward, cfg_combine, then
  * the Euler (ODE) or FlowGRPO SDE kernel per sample. Noise is a graph input, so SDE steps are
  * capturable.
  */
 export function createWan21DenoiseLoop(
   config: Wan21Config,
-): DrivenLoop<ResolvedSamplingRequest, DenoiseLoopState, StepOut, RolloutTrajectory> {
+  textInput: Wan21TextInput = 'tokens',
+): DrivenLoop<RolloutLoopRequest, DenoiseLoopState, StepOut, RolloutTrajectory> {
   return {
     loopId: WAN21_DENOISE_LOOP_ID,
-    init(request: ResolvedSamplingRequest, _instance: StepInstance): DenoiseLoopState {
+    init(request: RolloutLoopRequest, _instance: StepInstance): DenoiseLoopState {
       const { frames, height, width } = request.shape;
       const { cfg } = request;
       const group = request.seeds.length;
@@ -66,7 +70,9 @@ export function createWan21DenoiseLoop(
         batch: cfg ? 2 * group : group,
         sampler: request.sampler,
       };
-      return new DenoiseLoopState(request, geometry);
+      const state = new DenoiseLoopState(request, geometry);
+      if (textInput === 'embeddings') state.context = embeddedContext(state, request);
+      return state;
     },
     next(state: DenoiseLoopState): WorkPlan<StepOut> | LoopDone {
       if (state.context === undefined) return encodePlan(state);
@@ -180,6 +186,32 @@ export function createWan21DenoiseLoop(
       graphKernels: geo.cfg ? [SOLVER_OP.cfg, solver] : [solver],
     };
   }
+}
+
+/**
+ * The context of a card whose text input is embeddings: the loaded embeddings ([uncond, cond] or
+ * [cond]), each zero-padded to the text length, batched as the encode step's output is.
+ * @throws FlowfleetError MODEL_INPUT_INVALID when an embedding the request needs was not loaded
+ */
+function embeddedContext(state: DenoiseLoopState, request: RolloutLoopRequest): Float32Array {
+  const { textEmbeddings } = request;
+  const config = { textLen: state.geometry.textLen, textDim: state.geometry.textDim };
+  const needed = state.geometry.cfg
+    ? [textEmbeddings?.negativePrompt, textEmbeddings?.prompt]
+    : [textEmbeddings?.prompt];
+  const row = config.textLen * config.textDim;
+  const encoded = new Float32Array(needed.length * row);
+  needed.forEach((embedding, i) => {
+    if (embedding === undefined) {
+      throw new FlowfleetError(
+        'MODEL_INPUT_INVALID',
+        'the rollout carries no loaded embedding for a prompt this card needs',
+        { details: { input: 'textEmbeddings', cfg: state.geometry.cfg, index: i } },
+      );
+    }
+    encoded.set(padTextEmbedding(embedding, config), i * row);
+  });
+  return batchContext(state, encoded);
 }
 
 /** The forward batch's context: [uncond ×G, cond ×G] with CFG, else [cond ×G]. */

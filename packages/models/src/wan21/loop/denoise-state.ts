@@ -1,13 +1,13 @@
 import { gaussianNoise } from '@flowfleet/numerics';
 import type { DenoiseGeometry } from './denoise-step.js';
-import type { ResolvedSamplingRequest } from '../../sampling/sampling-request.js';
+import type { RolloutLoopRequest } from '../../loop/rollout-loop.js';
 
 /**
  * Everything one rollout of the denoise loop holds: the request, the schedule, the text context,
  * the current latents and the recorded trajectory. Nothing per request lives anywhere else.
  */
 export class DenoiseLoopState {
-  readonly request: ResolvedSamplingRequest;
+  readonly request: RolloutLoopRequest;
   readonly geometry: DenoiseGeometry;
   readonly sigmas: Float64Array;
   /** t_i = 1000·σ_i for i = 0..T−1. */
@@ -23,7 +23,7 @@ export class DenoiseLoopState {
   /** Index of the next denoise step. */
   step = 0;
 
-  constructor(request: ResolvedSamplingRequest, geometry: DenoiseGeometry) {
+  constructor(request: RolloutLoopRequest, geometry: DenoiseGeometry) {
     this.request = request;
     this.geometry = geometry;
     this.sigmas = request.sigmas;
