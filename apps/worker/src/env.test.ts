@@ -102,6 +102,21 @@ describe('parseWorkerEnv', () => {
     ]);
   });
 
+  it('reads FLOWFLEET_MODELS: the card ids to load, each one a shipped card', () => {
+    expect(workerOptionsFromEnv(parseWorkerEnv(BASE))).not.toHaveProperty('models');
+    const env = { ...BASE, FLOWFLEET_MODELS: 'wan21-mini, wan2.1-t2v-1.3b' };
+    expect(workerOptionsFromEnv(parseWorkerEnv(env)).models).toEqual([
+      'wan21-mini',
+      'wan2.1-t2v-1.3b',
+    ]);
+    for (const bad of ['wan21-mini,nope', ',', 'wan21-mini,']) {
+      expect(issuesOf({ ...BASE, FLOWFLEET_MODELS: bad })).toEqual(['FLOWFLEET_MODELS']);
+    }
+    expect(() => parseWorkerEnv({ ...BASE, FLOWFLEET_MODELS: 'nope' })).toThrow(
+      "FLOWFLEET_MODELS: unknown model card 'nope' (known: wan21-mini",
+    );
+  });
+
   it('takes test-only extra kernels and short lock settings', () => {
     const options = workerOptionsFromEnv(
       parseWorkerEnv({
