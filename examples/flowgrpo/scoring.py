@@ -29,12 +29,12 @@ def reward_input(rollout: RolloutFile, reward: Reward, subset: FrameSubset) -> n
     """
     if reward.input == "latents":
         return np.array(rollout.final_latents)
-    # RolloutFile v2's frames (the reader that exposes them is in flight on another branch).
-    frames = getattr(rollout, "frames", None)
-    if frames is None:
-        raise ValueError(f"reward {reward.name!r} scores frames, and this result file holds none")
-    indices, count = getattr(rollout, "frame_indices"), getattr(rollout, "frame_count")  # noqa: B009
-    return subset.select(np.asarray(frames), np.asarray(indices), int(count))
+    if rollout.frames is None or rollout.frame_indices is None or rollout.video is None:
+        raise ValueError(
+            f"reward {reward.name!r} scores frames, and this result file holds none (RolloutFile v2's "
+            "frames come back when the request asks for them)"
+        )
+    return subset.select(rollout.frames, rollout.frame_indices, rollout.video["frames"])
 
 
 def score_groups(
