@@ -40,6 +40,11 @@ class FrameSubset:
     def __str__(self) -> str:
         return f"every-{self.step}" if self.kind == "every" else self.kind
 
+    def request_value(self) -> str | dict[str, int]:
+        """The rollout request's ``decodeFrames`` for this subset: ``"first"``, ``"all"`` or
+        ``{"every": k}``."""
+        return {"every": self.step} if self.kind == "every" else self.kind
+
     def indices(self, frame_count: int) -> list[int]:
         """The frame indices this subset picks from a clip of ``frame_count`` frames."""
         if frame_count < 1:

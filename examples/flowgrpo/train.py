@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 from flowfleet import Client, FlowfleetError, RolloutFile
-from flowfleet.torch import WAN21_MINI
+from flowfleet.torch import WAN21_MINI, Wan21Config
 
 from fleet_io import Batch, collect, enqueue_batch, push
 from frame_subset import FrameSubset
@@ -39,7 +39,13 @@ from policy import TRAINABLE, Policy, select_parameters
 from rewards import REWARDS, Reward, load_reward_module
 from scoring import score_groups
 from summary import summarize, write_summary
-from transitions import build_transitions
+from transitions import build_transitions, trained_steps
+
+#: The cards this trainer can train (``--model``): their DiT and text encoder as flowfleet.torch
+#: builds them. ``wan21-mini-vae`` is wan21-mini plus a small Wan2.1 VAE decoder, so its rollouts
+#: can return decoded frames (a frames reward's default).
+MODELS: dict[str, Wan21Config] = {"wan21-mini": WAN21_MINI, "wan21-mini-vae": WAN21_MINI}
+PIXEL_MODEL = "wan21-mini-vae"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -51,6 +57,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--log", type=Path, default=Path("flowgrpo.jsonl"), help="JSON lines, one per iteration")
     p.add_argument("--plot", type=Path, help="reward plot (PNG; default: the log's name with .png)")
     p.add_argument("--summary", type=Path, help="write the run's figures (JSON) here at the end")
+    default_model = f"default: wan21-mini; {PIXEL_MODEL} for a frames reward"
+    p.add_argument("--model", choices=sorted(MODELS), help=f"the card to train ({default_model})")
     p.add_argument("--reward", choices=sorted(REWARDS), help="a built-in reward (default: color)")
     p.add_argument("--reward-module", type=Path, help="a Python file defining score(frames, prompts)")
     p.add_argument(
@@ -101,6 +109,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.reward_frames = FrameSubset.parse(subset) if subset else args.reward_fn.frames
     except ValueError as error:
         p.error(f"--reward-frames: {error}")
+    args.model = args.model or (PIXEL_MODEL if args.reward_fn.input == "frames" else "wan21-mini")
     args.prompts = args.prompt or list(args.reward_fn.prompts)
     if not args.prompts:
         p.error(f"reward {args.reward!r} names no prompts: give --prompt")
@@ -111,7 +120,7 @@ def rollout_request(args: argparse.Namespace, version: int, te_version: int) -> 
     """The rollout fields every group of an iteration shares (all but prompt and seeds)."""
     dit = {"exact": version} if args.max_staleness is None else {"maxStaleness": args.max_staleness}
     return {
-        "model": WAN21_MINI.name,
+        "model": args.model,
         "sampler": "sde",
         "steps": args.steps,
         "shape": {"frames": args.frames, "height": args.size, "width": args.size},
@@ -121,7 +130,22 @@ def rollout_request(args: argparse.Namespace, version: int, te_version: int) -> 
         "noiseLevel": args.noise_level,
         "shift": args.shift,
         "weights": {"dit": dit, "text_encoder": {"exact": te_version}},
+        **outputs_request(args),
     }
+
+
+def outputs_request(args: argparse.Namespace) -> dict[str, Any]:
+    """What the rollouts return besides the log-probs: the frame subset a frames reward scores
+    (decoded on the worker), and — when only some steps are trained — just those steps' latents
+    (the file always keeps x_T). Latents-only, every-step runs ask for neither (RolloutFile v1)."""
+    out: dict[str, Any] = {}
+    reward: Reward = args.reward_fn
+    if reward.input == "frames":
+        out["decodeFrames"] = args.reward_frames.request_value()
+    trained = trained_steps(args.steps, args.timestep_fraction)
+    if len(trained) < args.steps:
+        out["keepLatents"] = {"fromStep": trained[0], "steps": len(trained)}
+    return out
 
 
 def check_versions(rollouts: list[RolloutFile], batch: Batch, args: argparse.Namespace, te: int) -> int:
@@ -144,7 +168,8 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
     objective = Objective(
         args.clip_range, args.adv_clip_max, args.beta, args.max_grad_norm, args.inner_epochs, args.micro_batch
     )
-    policy = Policy(WAN21_MINI, args.seed)
+    config = MODELS[args.model]
+    policy = Policy(config, args.seed)
     params = select_parameters(policy.dit, args.train)
     optimizer = torch.optim.AdamW(
         params, lr=args.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=args.weight_decay
@@ -179,7 +204,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
             started = time.perf_counter()
             scores = score_groups(reward_fn, rollouts, batch.prompts, args.reward_frames)
             rows = build_transitions(
-                rollouts, [group_advantages(r) for r in scores.rewards], WAN21_MINI, args.timestep_fraction
+                rollouts, [group_advantages(r) for r in scores.rewards], config, args.timestep_fraction
             )
             stats = train_iteration(policy, optimizer, params, rows, objective, version, states)
             train_s = time.perf_counter() - started

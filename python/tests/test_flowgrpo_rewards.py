@@ -187,3 +187,19 @@ def test_a_bad_reward_module_is_refused_with_what_is_wrong(tmp_path: Path, sourc
 def test_a_missing_reward_module_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no such file"):
         load_reward_module(tmp_path / "absent.py")
+
+
+def test_the_trainer_asks_for_the_rewards_frames_and_the_trained_window_only() -> None:
+    from train import outputs_request, parse_args
+
+    pixels = parse_args(["--reward", "pixel-color", "--steps", "4", "--timestep-fraction", "0.5"])
+    assert pixels.model == "wan21-mini-vae"
+    assert outputs_request(pixels) == {"decodeFrames": "first", "keepLatents": {"fromStep": 0, "steps": 2}}
+    every4 = parse_args(["--reward", "jpeg-compressibility", "--reward-frames", "every-4"])
+    assert outputs_request(every4) == {"decodeFrames": {"every": 4}}
+    assert outputs_request(parse_args(["--reward-frames", "all", "--reward", "pixel-color"])) == {
+        "decodeFrames": "all"
+    }
+    # A latents reward on every step asks for neither (the fleet writes RolloutFile v1, as before).
+    latents = parse_args([])
+    assert (latents.model, latents.reward, outputs_request(latents)) == ("wan21-mini", "color", {})
