@@ -87,12 +87,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--micro-batch", type=int, default=Objective.micro_batch)
     p.add_argument("--seed", type=int, default=0, help="torch init, and the rollouts' seeds")
     p.add_argument("--save-rollouts", type=Path, help="keep every result file in this directory")
+    p.add_argument(
+        "--torch-threads", type=int, help="torch's intra-op threads (default: torch's; 1 beside busy workers)"
+    )
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per rollout or sync")
     args = p.parse_args(argv)
     if args.iterations < 1 or args.group < 2 or args.inner_epochs < 1:
         p.error("--iterations ≥ 1, --group ≥ 2 and --inner-epochs ≥ 1")
     if args.max_staleness is not None and args.max_staleness < 0:
         p.error("--max-staleness must be ≥ 0")
+    if args.torch_threads is not None and args.torch_threads < 1:
+        p.error("--torch-threads must be ≥ 1")
     if not 0 < args.timestep_fraction <= 1:
         p.error("--timestep-fraction must be in (0, 1]")
     if args.reward is not None and args.reward_module is not None:
@@ -165,6 +170,8 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
     """The training loop; answers the log records and the last iteration's per-prompt group mean
     of the reward's probe (e.g. the channel means of the final latents)."""
     reward_fn: Reward = args.reward_fn
+    if args.torch_threads is not None:
+        torch.set_num_threads(args.torch_threads)
     objective = Objective(
         args.clip_range, args.adv_clip_max, args.beta, args.max_grad_norm, args.inner_epochs, args.micro_batch
     )
