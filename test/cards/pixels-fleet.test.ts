@@ -46,7 +46,7 @@ beforeAll(async () => {
   });
   trainer = FlowfleetClient.create({ baseUrl: fleet.url, token: TOKENS.trainer });
   work = mkdtempSync(join(tmpdir(), 'ff-pixels-'));
-});
+}, 120_000);
 
 afterAll(async () => {
   await fleet?.close();
@@ -147,6 +147,17 @@ describe('decoded frames through the fleet (wan21-mini-vae on ort-cpu)', () => {
       code: 'MODEL_INVALID_REQUEST',
       field: 'keepLatents',
     });
+    // Frames the result store could not hold (16 samples × 61 frames of 512×512 RGB = 767 MB >
+    // maxBlobBytes 256 MiB), refused before any worker decodes them; fewer frames pass.
+    const big = {
+      ...REQUEST,
+      seeds: Array.from({ length: 16 }, (_, i) => i),
+      shape: { frames: 16, height: 64, width: 64 },
+    };
+    expect(await refusal({ ...big, decodeFrames: 'all' })).toEqual({
+      code: 'PROTO_INVALID_REQUEST',
+      field: ['decodeFrames'],
+    });
     // Nothing changed: no lane was made for the refused requests.
     expect((await trainer.lanes()).lanes.length).toBe(before);
   });
@@ -187,7 +198,7 @@ describe('decoded frames through the fleet (wan21-mini-vae on ort-cpu)', () => {
       latentSteps: [0, 1, 4],
     });
     expect(JSON.stringify(summary).length).toBeLessThan(4_000);
-  });
+  }, 300_000);
 
   it('writes a latents-only request as before (v1), and a kept-steps window cuts the payload', async () => {
     const all = await run({});
@@ -205,5 +216,5 @@ describe('decoded frames through the fleet (wan21-mini-vae on ort-cpu)', () => {
     console.log(
       `[pixels] result bytes: every latent ${allBytes}, window {fromStep 0, steps 1} of 4 steps ${windowBytes} (${((1 - windowBytes / allBytes) * 100).toFixed(1)} % less)`,
     );
-  });
+  }, 300_000);
 });

@@ -5,7 +5,7 @@
 // and read — with no change to the runtime, the worker or the coordinator.
 import { FlowfleetClient } from '@flowfleet/client';
 import { isFlowfleetError } from '@flowfleet/errors';
-import { admissionSchema } from '@flowfleet/coordinator';
+import { admissionSchema, admitRolloutRequest } from '@flowfleet/coordinator';
 import { DEFAULT_LIMITS } from '@flowfleet/protocol';
 import { createCardRegistry, DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
 import { ComputePool } from '@flowfleet/platform';
@@ -92,8 +92,13 @@ describe('a second card through the fleet', () => {
       },
     });
     try {
-      // The request as the edge parsed it: what it left out took the card's defaults.
-      const parsed = admissionSchema(DEFAULT_LIMITS, cards).parse(REQUEST);
+      // The request as the edge stores it: what it left out took the card's defaults.
+      const parsed = admitRolloutRequest(
+        REQUEST,
+        admissionSchema(DEFAULT_LIMITS),
+        cards,
+        DEFAULT_LIMITS,
+      ).request;
       expect(parsed.shift).toBe(card.sampling.shift);
       const expected = await runRollout(local, parsed);
       expect(file.metadata.shift).toBe(expected.record.metadata.shift);

@@ -207,7 +207,7 @@ describe('the rollout request bounds', () => {
       fc.asyncProperty(body, async (candidate) => {
         let accepted: ReturnType<typeof admitRolloutRequest>;
         try {
-          accepted = admitRolloutRequest(candidate, schema, DEFAULT_CARD_REGISTRY);
+          accepted = admitRolloutRequest(candidate, schema, DEFAULT_CARD_REGISTRY, limits);
         } catch (error) {
           expect(isFlowfleetError(error)).toBe(true);
           const code = (error as { code: ErrorCode }).code;
@@ -253,7 +253,7 @@ describe('the rollout request bounds', () => {
       { guidanceScale: 100, steps: limits.maxSteps },
     ]) {
       await completeOnWorker(
-        admitRolloutRequest({ ...base, ...patch }, schema, DEFAULT_CARD_REGISTRY),
+        admitRolloutRequest({ ...base, ...patch }, schema, DEFAULT_CARD_REGISTRY, limits),
       );
     }
   }, 120_000);

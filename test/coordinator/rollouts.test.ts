@@ -272,9 +272,11 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
       enqueued.lane,
       async (job) => {
         const data = RolloutJobSchema.parse(job.data);
-        await job.updateProgress({ step: 1, steps: data.request.steps });
+        // The edge stored the card's resolved request: every sampling field is set.
+        const steps = data.request.steps!;
+        await job.updateProgress({ step: 1, steps });
         await released;
-        const summary = summaryFor(data.id, data.request.seeds, data.request.steps);
+        const summary = summaryFor(data.id, data.request.seeds, steps);
         const upload = resultUpload(summary, tensors);
         const put = await fetch(`${fixture.url}/v1/results/${data.id}`, {
           method: 'PUT',

@@ -176,6 +176,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     keys,
     limits,
     cards,
+    blobs,
     queues,
     lanes,
     capacity: new FleetCapacity({ fleet, redis, keys }),

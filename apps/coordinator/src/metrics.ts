@@ -13,6 +13,8 @@ export interface MetricsSnapshot {
   readonly latestVersions: ReadonlyMap<string, number>;
   /** The scaling hints per device class (as `GET /v1/scaling` answers them). */
   readonly scaling: readonly ClassScaling[];
+  /** Live worker id → float32 bytes of its text-embedding cache (from its heartbeat). */
+  readonly embedsCacheBytes: ReadonlyMap<string, number>;
 }
 
 /** The scaling gauges (the SCALING-CONTRACT names), each labelled `device_class`. */
@@ -43,6 +45,7 @@ export class CoordinatorMetrics {
   readonly #syncLag: Gauge<'component'>;
   readonly #weightVersion: Gauge<'component'>;
   readonly #workers: Gauge<'state'>;
+  readonly #embedsCache: Gauge<'worker'>;
   readonly #requests: Counter<'method' | 'route' | 'status'>;
   readonly #scaling: readonly (readonly [keyof ClassScaling, Gauge<'device_class'>])[];
 
@@ -70,6 +73,12 @@ export class CoordinatorMetrics {
       name: 'flowfleet_weight_version',
       help: 'Latest synced weight version per component',
       labelNames: ['component'],
+      registers,
+    });
+    this.#embedsCache = new Gauge({
+      name: 'flowfleet_worker_embeds_cache_bytes',
+      help: "Float32 bytes of a live worker's text-embedding cache (by sha256)",
+      labelNames: ['worker'],
       registers,
     });
     this.#workers = new Gauge({
@@ -108,6 +117,10 @@ export class CoordinatorMetrics {
       for (const [state, count] of Object.entries(counts)) this.#jobs.set({ lane, state }, count);
     }
     for (const [component, lag] of snapshot.syncLag) this.#syncLag.set({ component }, lag);
+    this.#embedsCache.reset();
+    for (const [worker, bytes] of snapshot.embedsCacheBytes) {
+      this.#embedsCache.set({ worker }, bytes);
+    }
     for (const [component, version] of snapshot.latestVersions) {
       this.#weightVersion.set({ component }, version);
     }

@@ -23,7 +23,9 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { FleetCapacity } from './fleet-capacity.js';
 import type { CoordinatorKeys } from './keys.js';
+import type { BlobStore } from './blob-store.js';
 import { admissionSchema, admitParsedRolloutRequest } from './rollout-admission.js';
+import { checkTextEmbeds } from './text-embeds-check.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
 import type { RetentionSettings } from './retention/retention-settings.js';
@@ -67,6 +69,8 @@ export interface RolloutServiceOptions {
   readonly limits: Limits;
   /** The model cards whose request rules run at the edge and derive the requirements. */
   readonly cards: CardRegistry;
+  /** Where the text embeddings a request names must be (checked before the 202). */
+  readonly blobs: Pick<BlobStore, 'blobDigest'>;
   readonly queues: LaneQueues;
   readonly lanes: LaneRegistry;
   readonly capacity: FleetCapacity;
@@ -95,7 +99,7 @@ export class RolloutService {
 
   constructor(options: RolloutServiceOptions) {
     this.#options = options;
-    this.requestSchema = admissionSchema(options.limits, options.cards);
+    this.requestSchema = admissionSchema(options.limits);
   }
 
   /**
@@ -104,8 +108,11 @@ export class RolloutService {
    * id carries the key and the key is bound to the request: the same request sent again adds
    * nothing (BullMQ adds a job id once) and answers the same job, even if capacity has gone since;
    * a different request under the same key is refused. The card's own request rules (the ones
-   * the worker's runtime runs) decide what it needs from a worker.
+   * the worker's runtime runs) resolve it — the job stores the card's resolved request — and decide
+   * what it needs from a worker; the text embeddings it names must be uploaded, of the card's dims.
    * @throws FlowfleetError `MODEL_UNKNOWN_CARD`, `MODEL_INVALID_REQUEST` (the card's rules),
+   * `PROTO_INVALID_REQUEST` (the resolved latent over the limit), `API_EMBEDS_NOT_FOUND`,
+   * `API_EMBEDS_INVALID`,
    * `API_WEIGHT_VERSION_UNAVAILABLE` (no live worker that can run the job serves or can load a
    * required weight version: never synced, refused, or moved past), `API_NO_CAPACITY` (no live worker satisfies the requirements and `waitForCapacity`
    * is false), `API_IDEMPOTENCY_CONFLICT` (the key was first sent with another request),
@@ -123,13 +130,18 @@ export class RolloutService {
   }
 
   async #enqueue(
-    request: RolloutRequest,
+    parsed: RolloutRequest,
     idempotencyKey: string | undefined,
     replicated: boolean,
   ): Promise<EnqueuedRollout> {
-    // Built from the validated request, the payload passes the workers' job schema by
+    // Built from the card's resolved request, the payload passes the workers' job schema by
     // construction (rolloutJobFor's property test); its id names its lane.
-    const { capabilities } = admitParsedRolloutRequest(request, this.#options.cards);
+    const { request, capabilities, card } = admitParsedRolloutRequest(
+      parsed,
+      this.#options.cards,
+      this.#options.limits,
+    );
+    await checkTextEmbeds(card.textEmbeddings, request, this.#options.blobs);
     // Lane and id first (pure): a repeated enqueue answers before any other read.
     const routed = rolloutJobFor(request, capabilities, { idempotencyKey, weights: {} });
     const { id, lane, requirements } = routed;

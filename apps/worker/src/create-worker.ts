@@ -117,6 +117,10 @@ class FleetWorker implements FlowfleetWorker {
       maxActiveJobs: this.#gate.highWater,
       lanes: this.#lanes?.watcher.served() ?? [],
       weights: this.#models?.host.held() ?? {},
+      embeds: {
+        cacheBytes: this.#lanes?.embeds.bytes ?? 0,
+        fetches: this.#lanes?.embeds.fetches ?? 0,
+      },
     };
   }
 

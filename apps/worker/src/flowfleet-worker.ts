@@ -9,6 +9,8 @@ export interface WorkerStats {
   readonly maxActiveJobs: number;
   readonly lanes: readonly string[];
   readonly weights: Readonly<Record<string, number>>;
+  /** Float32 bytes of the text embeddings cached, and the blob fetches that filled the cache. */
+  readonly embeds: { readonly cacheBytes: number; readonly fetches: number };
 }
 
 /** A running (or closed) worker. */

@@ -272,6 +272,18 @@ export const ERROR_CODES = {
     summary:
       'Redis did not answer while the request was served (down, restarting, unreachable); retry after Retry-After seconds. Only a connection cut mid-command leaves a mutation possibly applied.',
   },
+  API_EMBEDS_NOT_FOUND: {
+    source: 'coordinator',
+    httpStatus: 422,
+    summary:
+      'A rollout names a text embedding (`promptEmbeds`, `negativePromptEmbeds`) whose blob is not in the store; upload it first (`PUT /v1/blobs`). Nothing was enqueued.',
+  },
+  API_EMBEDS_INVALID: {
+    source: 'coordinator',
+    httpStatus: 422,
+    summary:
+      "A rollout names a text embedding whose blob is not one safetensors tensor [L, dim] of F32, BF16 or F16 with 1 ≤ L ≤ the card's text length and dim its embedding width; details name the field and the rule. Nothing was enqueued.",
+  },
   API_BLOB_CORRUPT: {
     source: 'coordinator',
     httpStatus: 500,
@@ -465,6 +477,12 @@ export const ERROR_CODES = {
     httpStatus: 503,
     summary:
       'The worker cannot reach the weight version a job requires (never synced, refused as a bad blob, or an exact version older than the one it holds); the job is retried per its attempts. The coordinator refuses such a job at enqueue when it can tell (API_WEIGHT_VERSION_UNAVAILABLE).',
+  },
+  WORKER_EMBEDS_INVALID: {
+    source: 'worker',
+    httpStatus: 422,
+    summary:
+      "A job's text embedding cannot be used: its values are not all finite, or its blob no longer matches the header the edge checked; the job fails (no retry helps) and nothing else changes: no result, no cache entry.",
   },
   WORKER_BLOB_REFUSED: {
     source: 'worker',

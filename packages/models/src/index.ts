@@ -22,12 +22,16 @@ export type {
   StepResult,
   WorkPlan,
 } from './loop/loop-types.js';
-export type { RolloutLoop, RolloutTrajectory } from './loop/rollout-loop.js';
+export type { RolloutLoop, RolloutLoopRequest, RolloutTrajectory } from './loop/rollout-loop.js';
 export { f32Tensor } from './loop/runtime-tensor.js';
 export type { RuntimeTensor, RuntimeTensorMap } from './loop/runtime-tensor.js';
 export { arenaBytes, eagerIO, graphIO } from './loop/step-io.js';
 export type { StepIO } from './loop/step-io.js';
-export { invalidRequest, resolveSamplingRequest } from './sampling/resolve-sampling-request.js';
+export {
+  invalidRequest,
+  resolvedRequestFields,
+  resolveSamplingRequest,
+} from './sampling/resolve-sampling-request.js';
 export type {
   CfgRule,
   LatentSize,
@@ -35,10 +39,15 @@ export type {
   Sampler,
   SamplingDefaults,
   SamplingRequest,
+  TextEmbedding,
+  TextEmbeddingSpec,
+  TextEmbeddings,
+  TextEmbedsRef,
 } from './sampling/sampling-request.js';
 export {
   isLatentsOnly,
   keptLatentSteps,
+  returnedFrameBytes,
   selectedFrameIndices,
 } from './sampling/rollout-outputs.js';
 export type { FrameSelection, LatentKeep } from './sampling/rollout-outputs.js';

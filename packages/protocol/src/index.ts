@@ -14,13 +14,13 @@ export type {
   WeightRequirement,
   WeightRequirements,
 } from './weight-requirement.js';
-export { RolloutRequestSchema, rolloutRequestSchema } from './rollout-request.js';
-export type {
-  RolloutDefaultsFor,
-  RolloutRequestDefaults,
-  RolloutRequest,
-  RolloutRequestInput,
+export {
+  latentLimitIssue,
+  RolloutRequestSchema,
+  rolloutRequestSchema,
+  TextEmbedsRefSchema,
 } from './rollout-request.js';
+export type { RolloutRequest, RolloutRequestInput } from './rollout-request.js';
 export { laneForRequirements, requirementsFor } from './requirements.js';
 export type { ModelCapabilities, Requirements } from './requirements.js';
 export { LaneSpecSchema } from './lane-spec.js';

@@ -21,13 +21,15 @@ describe('toJsonSchema', () => {
     expect(input.additionalProperties).toBe(false);
     expect(input.properties.steps).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
     expect(input.properties.seeds).toMatchObject({ minItems: 1, maxItems: 64 });
-    // The sampling fields a client leaves out take the model card's defaults (filled when parsed).
+    // The sampling fields a client leaves out take the model card's defaults (the card fills
+    // them at the edge; the schema states none of its own).
     expect(input.properties.sampler).toMatchObject({ enum: ['sde', 'ode'] });
     expect(input.properties.sampler).not.toHaveProperty('default');
     expect(String(input.properties.shift?.description)).toMatch(/default: the model card's/);
+    expect(input.properties.promptEmbeds).toMatchObject({ type: 'object' });
 
     const output = toJsonSchema(PROTOCOL_SCHEMAS.RolloutRequest) as { required: string[] };
-    expect(output.required).toContain('steps');
+    expect(output.required).not.toContain('steps');
     expect(output.required).toContain('constraints');
   });
 });

@@ -4,7 +4,6 @@ import { toJsonSchema } from './json-schema.js';
 import { DEFAULT_LIMITS, resolveLimits } from './limits.js';
 import { parseOrThrow } from './parse-or-throw.js';
 import {
-  DEFAULT_STEPS,
   RolloutRequestSchema,
   groupLatentElements,
   rolloutRequestSchema,
@@ -34,44 +33,45 @@ function issuePaths(value: unknown, schema = RolloutRequestSchema): string[] {
 }
 
 describe('RolloutRequestSchema', () => {
-  it('parses the issue example as given, adding only the defaults it left out', () => {
+  it('parses the issue example as given, adding only the fleet defaults it left out', () => {
     expect(RolloutRequestSchema.parse(EXAMPLE)).toEqual({
       ...EXAMPLE,
-      negativePrompt: '',
-      cfgRule: 'unless-one',
       waitForCapacity: false,
       constraints: { devices: ['cpu'], minArch: { cuda: 'sm90' }, adapter: 'any' },
-      decodeFrames: 'none',
-      keepLatents: 'all',
     });
   });
 
-  it('fills every default for a minimal request (model, prompt, seeds)', () => {
+  it('leaves the sampling fields a minimal request left out to the model card', () => {
+    // The card owns every sampling default (and rule): the schema states none of its own.
     expect(RolloutRequestSchema.parse(MINIMAL)).toEqual({
       ...MINIMAL,
-      negativePrompt: '',
-      cfgRule: 'unless-one',
-      steps: DEFAULT_STEPS,
-      sampler: 'sde',
-      guidanceScale: 4.5,
-      noiseLevel: 0.7,
-      shift: 3,
-      shape: { frames: 4, height: 16, width: 16 },
       weights: {},
       constraints: { devices: ['cpu', 'cuda', 'webgpu'], minArch: {}, adapter: 'any' },
       waitForCapacity: false,
-      decodeFrames: 'none',
-      keepLatents: 'all',
     });
+  });
+
+  it('takes text embeddings by reference (a sha256) and refuses anything else', () => {
+    const sha256 = 'ab'.repeat(32);
+    const parsed = RolloutRequestSchema.parse({
+      ...MINIMAL,
+      promptEmbeds: { sha256 },
+      negativePromptEmbeds: { sha256 },
+    });
+    expect(parsed.promptEmbeds).toEqual({ sha256 });
+    expect(issuePaths({ ...MINIMAL, promptEmbeds: { sha256: 'AB'.repeat(32) } })).toEqual([
+      'promptEmbeds.sha256',
+    ]);
+    expect(issuePaths({ ...MINIMAL, negativePromptEmbeds: { sha256, tensor: 'x' } })).toEqual([
+      'negativePromptEmbeds',
+    ]);
   });
 
   it('returns fresh default objects on every parse', () => {
     const a = RolloutRequestSchema.parse(MINIMAL);
     a.constraints.devices.push('cpu');
-    a.shape.frames = 99;
     const b = RolloutRequestSchema.parse(MINIMAL);
     expect(b.constraints.devices).toEqual(['cpu', 'cuda', 'webgpu']);
-    expect(b.shape.frames).toBe(4);
   });
 
   it.each([
@@ -175,22 +175,14 @@ describe('RolloutRequestSchema', () => {
 });
 
 describe('explicit sigmas', () => {
-  it('takes steps from the table when steps is not given', () => {
-    const parsed = RolloutRequestSchema.parse({ ...MINIMAL, sigmas: [1, 0.6, 0.25, 0] });
-    expect(parsed.steps).toBe(3);
-    expect(parsed.sigmas).toEqual([1, 0.6, 0.25, 0]);
-  });
-
-  it('accepts a table that starts below 1', () => {
-    expect(RolloutRequestSchema.parse({ ...MINIMAL, sigmas: [0.9, 0.1, 0] }).steps).toBe(2);
+  it("keeps the table as sent: its values are the card's rules (one rule set)", () => {
+    const parsed = RolloutRequestSchema.parse({ ...MINIMAL, sigmas: [1, 0.6, 0.25, 0.1] });
+    expect(parsed.sigmas).toEqual([1, 0.6, 0.25, 0.1]);
+    expect(parsed.steps).toBeUndefined();
   });
 
   it.each([
     ['a length that is not steps + 1', { steps: 4, sigmas: [1, 0.5, 0] }, 'sigmas'],
-    ['a first sigma above 1', { sigmas: [1.5, 0.5, 0] }, 'sigmas.0'],
-    ['a last sigma that is not 0', { sigmas: [1, 0.5, 0.1] }, 'sigmas.2'],
-    ['a table that does not strictly decrease', { sigmas: [1, 0.5, 0.5, 0] }, 'sigmas.2'],
-    ['an increasing step', { sigmas: [1, 0.4, 0.6, 0] }, 'sigmas.2'],
     ['a single entry', { sigmas: [0] }, 'sigmas'],
   ])('rejects %s', (_name, patch, path) => {
     expect(issuePaths({ ...MINIMAL, ...patch })).toContain(path);

@@ -6,38 +6,8 @@ import { DEVICES, DeviceSchema, ModelIdSchema, SamplerSchema, SeedSchema } from 
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { WeightRequirementsSchema } from './weight-requirement.js';
 
-/** Steps used when a request names neither `steps` nor `sigmas` and no model card says. */
-export const DEFAULT_STEPS = 10;
-
-/** What a request's model fills in for the sampling fields a client leaves out. */
-export interface RolloutRequestDefaults {
-  readonly steps: number;
-  readonly sampler: 'sde' | 'ode';
-  readonly guidanceScale: number;
-  readonly noiseLevel: number;
-  readonly shift: number;
-  readonly shape: { readonly frames: number; readonly height: number; readonly width: number };
-}
-
-/**
- * The model's defaults for a request, by model id (the coordinator answers from the model cards);
- * undefined for a model it does not know (such a request is refused after parsing).
- */
-export type RolloutDefaultsFor = (model: string) => RolloutRequestDefaults | undefined;
-
-/**
- * Sampling defaults for a model nobody described (FlowGRPO-style rollouts: SDE with CFG): what
- * the schema fills when it is given no `defaultsFor`, e.g. in tests and tools.
- */
-export const ROLLOUT_DEFAULTS = Object.freeze({
-  steps: DEFAULT_STEPS,
-  sampler: 'sde' as const,
-  guidanceScale: 4.5,
-  noiseLevel: 0.7,
-  shift: 3,
-  shape: Object.freeze({ frames: 4, height: 16, width: 16 }),
-  waitForCapacity: false,
-});
+/** What a request that leaves `waitForCapacity` out gets. */
+export const DEFAULT_WAIT_FOR_CAPACITY = false;
 
 /** The latent shape of one sample, in latent units (after the VAE, before patchify). */
 export const LatentShapeSchema = z.strictObject({
@@ -81,11 +51,11 @@ export type Constraints = z.infer<typeof ConstraintsSchema>;
 
 const DECODE_FRAMES_DESCRIPTION =
   "Which frames of each sample's decoded clip come back, as uint8 RGB [G, N, H, W, 3] in a " +
-  'RolloutFile v2: `none` (default: latents only, a v1 file as before), `first` (frame 0), ' +
+  'RolloutFile v2: `none` (latents only, a v1 file as before; the default of every shipped card), `first` (frame 0), ' +
   '`{"every": k}` (frames 0, k, 2k, …) or `all`. Anything but `none` needs a card with a frame ' +
   'decoder (a VAE); the worker decodes the final latents up to the last frame asked for.';
 const KEEP_LATENTS_DESCRIPTION =
-  'Which trajectory latents come back: `all` (default: x_0 … x_T) or ' +
+  'Which trajectory latents come back: `all` (x_0 … x_T; the default of every shipped card) or ' +
   '`{"fromStep": a, "steps": n}`: the inputs and outputs of steps a … a + n − 1 (x_a … x_{a+n}) ' +
   'plus the final x_T — the steps a trainer trains on (flow_grpo: a fraction of them). ' +
   "a + n must not exceed the rollout's steps (the card checks). Log-probs of every step come back either way.";
@@ -115,17 +85,39 @@ const SHIFT_DESCRIPTION =
   'Shift of the linear-shift schedule, in [2^-12, 100] (below it no SDE schedule of ≥ 2 steps ' +
   'keeps its last step above the noise floor, and the sigmas crowd into the subnormals).';
 const SIGMAS_DESCRIPTION =
-  'An explicit schedule: steps + 1 finite entries, σ_0 ≤ 1, strictly decreasing, ending at 0. ' +
-  'For the SDE sampler every step must pass the per-step bounds of noiseLevel.';
+  'An explicit schedule of steps + 1 entries (`steps`, when also given, must agree). The model ' +
+  "card's rules decide the rest (for the shipped cards: finite, σ_0 in (0, 1], strictly " +
+  'decreasing, σ_T ≥ 0 — a trajectory window may end above 0 — and for the SDE sampler every ' +
+  'step within the per-step bounds of noiseLevel).';
+const EMBEDS_DESCRIPTION =
+  'A text embedding by reference: the sha256 of an uploaded safetensors blob (`PUT /v1/blobs`) ' +
+  "holding one tensor [L, dim] (F32, BF16 or F16), L ≤ the card's text length = the true token " +
+  'count. Only for a card whose text input is embeddings; the edge checks the blob and its header.';
 
-/** Each field as parsing leaves it: no defaults (the output stage re-checks filled-in values). */
-function resolvedFields(limits: Limits) {
+/** A text embedding by reference: an uploaded safetensors blob's sha256. */
+export const TextEmbedsRefSchema = z.strictObject({
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 is 64 lowercase hex digits'),
+});
+
+/**
+ * Each field with the fleet's bounds. The sampling fields a client may leave out stay out: the
+ * model card fills them and checks every sampling rule (`resolveRequest`), and the coordinator
+ * stores the card's resolved values in the job — the schema holds no sampling defaults or rules
+ * of its own.
+ */
+function requestFields(limits: Limits) {
   return {
     model: ModelIdSchema,
     prompt: z.string().min(1).max(limits.maxPromptChars),
     negativePrompt: z.string().max(limits.maxPromptChars).meta({
       description:
         "The unconditional branch's prompt of classifier-free guidance (default empty, as flow_grpo's is when it passes none).",
+    }),
+    promptEmbeds: TextEmbedsRefSchema.meta({
+      description: `The prompt's embedding. ${EMBEDS_DESCRIPTION}`,
+    }),
+    negativePromptEmbeds: TextEmbedsRefSchema.meta({
+      description: `The negative prompt's embedding (needed when CFG runs). ${EMBEDS_DESCRIPTION}`,
     }),
     seeds: z
       .array(SeedSchema)
@@ -177,102 +169,73 @@ function resolvedFields(limits: Limits) {
 const CARD_DEFAULT = "default: the model card's";
 
 /**
- * The fields as a client may send them: every one but model, prompt and seeds may be left out;
- * the sampling fields then take the model card's defaults.
+ * The rollout request schema under `limits`: the wire form of the request, with the fleet's
+ * bounds (prompt length, group size, steps, the group's latent when the shape is given) and
+ * unknown keys rejected at every level. The sampling fields a client leaves out (`steps`,
+ * `sampler`, `guidanceScale`, `cfgRule`, `noiseLevel`, `shift`, `shape`, `negativePrompt`) stay
+ * out: the model card owns their defaults and every sampling rule. The coordinator stores the
+ * card's resolved request, whose every field is set, and a worker parses it with this same schema.
  */
-function inputFields(limits: Limits) {
-  const fields = resolvedFields(limits);
+export function rolloutRequestSchema(limits: Limits = DEFAULT_LIMITS) {
+  const fields = requestFields(limits);
   const byCard = <T extends z.ZodType>(schema: T) =>
     schema
       .optional()
       .meta({ description: `${schema.meta()?.description ?? ''} (${CARD_DEFAULT})`.trim() });
-  return {
-    ...fields,
-    steps: byCard(fields.steps),
-    sampler: byCard(fields.sampler),
-    guidanceScale: byCard(fields.guidanceScale),
-    noiseLevel: byCard(fields.noiseLevel),
-    shift: byCard(fields.shift),
-    shape: byCard(fields.shape),
-    negativePrompt: fields.negativePrompt.default(''),
-    cfgRule: fields.cfgRule.default('unless-one'),
-    weights: fields.weights.prefault({}),
-    constraints: ConstraintsSchema.prefault({}),
-    waitForCapacity: fields.waitForCapacity.default(ROLLOUT_DEFAULTS.waitForCapacity),
-    decodeFrames: fields.decodeFrames.default('none'),
-    keepLatents: fields.keepLatents.default('all'),
-  };
+  return z
+    .strictObject({
+      ...fields,
+      steps: byCard(fields.steps),
+      sampler: byCard(fields.sampler),
+      guidanceScale: byCard(fields.guidanceScale),
+      noiseLevel: byCard(fields.noiseLevel),
+      shift: byCard(fields.shift),
+      shape: byCard(fields.shape),
+      negativePrompt: byCard(fields.negativePrompt),
+      cfgRule: byCard(fields.cfgRule),
+      promptEmbeds: fields.promptEmbeds.optional(),
+      negativePromptEmbeds: fields.negativePromptEmbeds.optional(),
+      weights: fields.weights.prefault({}),
+      constraints: ConstraintsSchema.prefault({}),
+      waitForCapacity: fields.waitForCapacity.default(DEFAULT_WAIT_FOR_CAPACITY),
+      decodeFrames: byCard(fields.decodeFrames),
+      keepLatents: byCard(fields.keepLatents),
+    })
+    .superRefine((request, ctx) => {
+      const issue = latentLimitIssue(request.seeds.length, request.shape, limits);
+      if (issue !== undefined) ctx.addIssue({ code: 'custom', path: ['shape'], message: issue });
+      if (
+        request.sigmas !== undefined &&
+        request.steps !== undefined &&
+        request.sigmas.length !== request.steps + 1
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sigmas'],
+          message: `sigmas needs steps + 1 = ${request.steps + 1} entries, got ${request.sigmas.length}`,
+        });
+      }
+    });
 }
 
 /**
- * The rollout request schema under `limits`. Parsing applies every default — the sampling ones
- * (`steps`, `sampler`, `guidanceScale`, `noiseLevel`, `shift`, `shape`) from `defaultsFor(model)`,
- * the model card's, or {@link ROLLOUT_DEFAULTS} without one — so a parsed request states every
- * value it runs with; unknown keys are rejected at every level. `steps` defaults to
- * `sigmas.length − 1` when an explicit sigma table is given. An explicit table must have
- * `steps + 1` entries, start at or below 1, end at 0 and strictly decrease. The whole group's
- * latent size is bounded by `limits.maxLatentElements`.
+ * Why a group of `groupSize` samples of `shape` is over `limits.maxLatentElements`, or undefined
+ * when it is not (or no shape is given yet: the edge checks again once the card filled it).
  */
-export function rolloutRequestSchema(
-  limits: Limits = DEFAULT_LIMITS,
-  defaultsFor: RolloutDefaultsFor = () => undefined,
-) {
-  // Two stages so that both JSON-Schema views stay exact: the input view shows the defaults and
-  // `steps` optional, the output view shows every field filled in (a bare `.transform` has no
-  // output JSON Schema).
-  const input = z.strictObject(inputFields(limits));
-  const output = z.strictObject(resolvedFields(limits)).superRefine((request, ctx) => {
-    const elements = groupLatentElements(request.seeds.length, request.shape);
-    if (elements > limits.maxLatentElements) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['shape'],
-        message: `the group's latent is ${elements} elements (${request.seeds.length} seeds × ${request.shape.frames}×${request.shape.height}×${request.shape.width}); the limit is ${limits.maxLatentElements}`,
-      });
-    }
-    if (request.sigmas !== undefined) checkSigmas(request.sigmas, request.steps, ctx);
-  });
-  return input
-    .pipe(
-      z.transform((request) => {
-        const defaults = defaultsFor(request.model) ?? ROLLOUT_DEFAULTS;
-        return {
-          ...request,
-          steps: request.steps ?? (request.sigmas ? request.sigmas.length - 1 : defaults.steps),
-          sampler: request.sampler ?? defaults.sampler,
-          guidanceScale: request.guidanceScale ?? defaults.guidanceScale,
-          noiseLevel: request.noiseLevel ?? defaults.noiseLevel,
-          shift: request.shift ?? defaults.shift,
-          shape: request.shape ?? { ...defaults.shape },
-        };
-      }),
-    )
-    .pipe(output);
-}
-
-function checkSigmas(sigmas: readonly number[], steps: number, ctx: z.RefinementCtx): void {
-  const issue = (message: string, index?: number): void =>
-    ctx.addIssue({
-      code: 'custom',
-      path: index === undefined ? ['sigmas'] : ['sigmas', index],
-      message,
-    });
-  if (sigmas.length !== steps + 1) {
-    issue(`sigmas needs steps + 1 = ${steps + 1} entries, got ${sigmas.length}`);
-  }
-  if ((sigmas[0] ?? 0) > 1) issue('the first sigma must be at most 1', 0);
-  if (sigmas.at(-1) !== 0) issue('the last sigma must be 0', sigmas.length - 1);
-  for (let i = 1; i < sigmas.length; i++) {
-    if (!((sigmas[i] ?? 0) < (sigmas[i - 1] ?? 0))) {
-      issue('sigmas must strictly decrease', i);
-      break;
-    }
-  }
+export function latentLimitIssue(
+  groupSize: number,
+  shape: LatentShape | undefined,
+  limits: Pick<Limits, 'maxLatentElements'>,
+): string | undefined {
+  if (shape === undefined) return undefined;
+  const elements = groupLatentElements(groupSize, shape);
+  if (elements <= limits.maxLatentElements) return undefined;
+  return `the group's latent is ${elements} elements (${groupSize} seeds × ${shape.frames}×${shape.height}×${shape.width}); the limit is ${limits.maxLatentElements}`;
 }
 
 /** The rollout request schema under the default limits. */
 export const RolloutRequestSchema = rolloutRequestSchema(DEFAULT_LIMITS);
-/** A parsed rollout request: every default filled in. */
+/** A parsed rollout request (the sampling fields the card fills may be absent). */
 export type RolloutRequest = z.output<typeof RolloutRequestSchema>;
-/** A rollout request as a client may send it (defaults optional). */
+/** A rollout request as a client may send it. */
 export type RolloutRequestInput = z.input<typeof RolloutRequestSchema>;

@@ -1,5 +1,10 @@
 import { CaptureStatsSchema, RolloutSummarySchema } from '@flowfleet/formats';
-import { ConstraintsSchema, LatentShapeSchema, RolloutRequestSchema } from './rollout-request.js';
+import {
+  ConstraintsSchema,
+  LatentShapeSchema,
+  RolloutRequestSchema,
+  TextEmbedsRefSchema,
+} from './rollout-request.js';
 import { ErrorEnvelopeSchema } from './error-envelope.js';
 import { JobProgressSchema, JobStatusSchema, RolloutListItemSchema } from './job-status.js';
 import { LaneSpecSchema } from './lane-spec.js';
@@ -17,6 +22,7 @@ import { ManifestRowSchema, PlatformFactsSchema, WorkerManifestSchema } from './
 export const PROTOCOL_SCHEMAS = Object.freeze({
   RolloutRequest: RolloutRequestSchema,
   LatentShape: LatentShapeSchema,
+  TextEmbedsRef: TextEmbedsRefSchema,
   Constraints: ConstraintsSchema,
   WeightRequirements: WeightRequirementsSchema,
   Requirements: RequirementsSchema,

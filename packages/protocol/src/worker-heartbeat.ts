@@ -14,6 +14,8 @@ export const WorkerHeartbeatSchema = z.object({
   at: TimestampSchema,
   /** Rollouts running now. */
   activeJobs: z.int().min(0),
+  /** Float32 bytes of the text embeddings it caches by sha256 (absent from older workers). */
+  embedsCacheBytes: z.int().min(0).optional(),
   /** The lanes it serves now. */
   lanes: z.array(z.string().regex(/^lane-[0-9a-f]{16}$/)).default(() => []),
   /**

@@ -47,7 +47,11 @@ export async function runRollout(
       interceptors,
       ...(request.observers === undefined ? {} : { observers: request.observers }),
     });
-    const out = await runLoop(spec.create(), resolved, stepInstance, context, {
+    const loopRequest = {
+      ...resolved,
+      ...(request.textEmbeddings === undefined ? {} : { textEmbeddings: request.textEmbeddings }),
+    };
+    const out = await runLoop(spec.create(), loopRequest, stepInstance, context, {
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     });
     const outputs = await rolloutOutputs(card, stepInstance, resolved, out);

@@ -99,7 +99,7 @@ export async function rolloutOutputs(
   }
   const started = performance.now();
   const { latentDims, group } = trajectory;
-  const clip = decoder.clip(latentDims);
+  const clip = decoder.clip(request.shape);
   const indices = selectedFrameIndices(request.decodeFrames, clip.frames);
   const lastFrame = indices.at(-1) ?? 0;
   const pixels = clip.height * clip.width;

@@ -1,4 +1,4 @@
-import type { SamplingRequest } from '@flowfleet/models';
+import type { SamplingRequest, TextEmbeddings } from '@flowfleet/models';
 import type { StepInterceptor, StepObserver } from './step-hooks.js';
 
 /**
@@ -11,6 +11,11 @@ export interface RolloutRequest extends SamplingRequest {
   /** Per-request interceptors (at most one distribution-altering). */
   readonly interceptors?: readonly StepInterceptor[];
   readonly observers?: readonly StepObserver[];
+  /**
+   * The loaded embeddings `promptEmbeds` / `negativePromptEmbeds` name (a card whose text input is
+   * embeddings needs them; the caller fetched and checked them, the card's loop pads them).
+   */
+  readonly textEmbeddings?: TextEmbeddings;
   /** Cancels at the next step boundary. */
   readonly signal?: AbortSignal;
 }

@@ -50,6 +50,9 @@ async function metricsSnapshot(services: CoordinatorServices): Promise<MetricsSn
     syncLag,
     latestVersions: latest,
     scaling: scaling.classes,
+    embedsCacheBytes: new Map(
+      live.map((worker) => [worker.workerId, worker.heartbeat?.embedsCacheBytes ?? 0]),
+    ),
   };
 }
 

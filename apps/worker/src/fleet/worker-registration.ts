@@ -15,7 +15,7 @@ export interface RegistrationOptions {
   /** The current manifest (rebuilt when weights change). */
   readonly manifest: () => WorkerManifest;
   /** How busy the worker is now and which lanes it serves. */
-  readonly load: () => Pick<WorkerHeartbeat, 'activeJobs' | 'lanes'>;
+  readonly load: () => Pick<WorkerHeartbeat, 'activeJobs' | 'lanes' | 'embedsCacheBytes'>;
   readonly logger: Logger;
 }
 

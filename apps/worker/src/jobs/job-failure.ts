@@ -15,6 +15,7 @@ const UNRECOVERABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'RT_INTERCEPTOR_CONFLICT',
   'RT_UNKNOWN_LOOP',
   'MODEL_UNKNOWN_CARD',
+  'WORKER_EMBEDS_INVALID',
 ]);
 
 /** True when a failure with this error must not be retried. */

@@ -17,6 +17,7 @@ import {
   type RolloutResult,
   type StepObserver,
 } from '@flowfleet/runtime';
+import type { ResolvedSamplingRequest, TextEmbeddings } from '@flowfleet/models';
 import type { Logger } from 'pino';
 import type { ResultFiles, ResultUploadOutcome } from '../fleet/coordinator-client.js';
 import { rolloutOutput } from './rollout-output.js';
@@ -37,6 +38,15 @@ export interface RolloutJobRunnerOptions {
   readonly limits: FleetLimits;
   readonly manifest: () => WorkerManifest;
   readonly instance: (model: string) => ModelInstance;
+  /**
+   * The text embeddings a resolved request names, fetched (once per worker: cached by sha256),
+   * checked finite and decoded to float32; undefined when it names none.
+   * @throws FlowfleetError WORKER_EMBEDS_INVALID
+   */
+  readonly textEmbeddings: (
+    request: ResolvedSamplingRequest,
+    signal: AbortSignal | undefined,
+  ) => Promise<TextEmbeddings | undefined>;
   readonly ensureWeights: (
     component: string,
     requirement: ResolvedWeightRequirement,
@@ -88,13 +98,22 @@ export class RolloutJobRunner {
     const data = await this.#validate(lane, job);
     const logger = this.#options.logger.child({ jobId: data.id, lane });
     const { request } = data;
-    const steps = request.sigmas === undefined ? request.steps : request.sigmas.length - 1;
-    const progress = new ProgressReporter(job, steps, logger);
+    const instance = this.#options.instance(request.model);
+    // The worker's edge: the card's rules on the payload (the coordinator stored the card's
+    // resolved request, so this restates it; a bad payload fails here, before any fetch).
+    const resolved = instance.card.resolveRequest(request);
+    const progress = new ProgressReporter(job, resolved.steps, logger);
     // A fresh job already shows step 0; a retried one still shows where the last attempt got.
     const left = JobProgressSchema.safeParse(job.progress);
     if (left.success && left.data.step > 0) progress.report(0);
-    const instance = this.#options.instance(request.model);
-    const result = await this.#runOnRequiredWeights(instance, data, progress, signal);
+    const textEmbeddings = await this.#options.textEmbeddings(resolved, signal);
+    const result = await this.#runOnRequiredWeights(
+      instance,
+      data,
+      textEmbeddings,
+      progress,
+      signal,
+    );
     // The compute is over: the next job may start while this one's result is stored.
     computed?.();
     const { result: resultBytes, summary } = rolloutOutput(data.id, result, this.#options.workerId);
@@ -139,6 +158,7 @@ export class RolloutJobRunner {
   async #runOnRequiredWeights(
     instance: ModelInstance,
     data: RolloutJob,
+    textEmbeddings: TextEmbeddings | undefined,
     progress: ProgressReporter,
     signal: AbortSignal | undefined,
   ): Promise<RolloutResult> {
@@ -150,7 +170,10 @@ export class RolloutJobRunner {
       );
       const unmet = unmetWeights(held, required);
       if (unmet.length === 0) {
-        const result = await runRollout(instance, this.#runtimeRequest(data, progress, signal));
+        const result = await runRollout(
+          instance,
+          this.#runtimeRequest(data, textEmbeddings, progress, signal),
+        );
         const after = unmetWeights(result.record.metadata.weightsVersions, required);
         if (after.length > 0) {
           throw new FlowfleetError(
@@ -176,12 +199,13 @@ export class RolloutJobRunner {
     }
   }
 
+  /** The stored request as the runtime takes it: the same fields, plus how this process runs it. */
   #runtimeRequest(
     data: RolloutJob,
+    textEmbeddings: TextEmbeddings | undefined,
     progress: ProgressReporter,
     signal: AbortSignal | undefined,
   ): RuntimeRequest {
-    const { request } = data;
     const observer: StepObserver = {
       name: 'job-progress',
       onStep: (step) => {
@@ -189,19 +213,8 @@ export class RolloutJobRunner {
       },
     };
     return {
-      prompt: request.prompt,
-      negativePrompt: request.negativePrompt,
-      cfgRule: request.cfgRule,
-      seeds: request.seeds,
-      steps: request.steps,
-      shift: request.shift,
-      sampler: request.sampler,
-      noiseLevel: request.noiseLevel,
-      guidanceScale: request.guidanceScale,
-      shape: request.shape,
-      decodeFrames: request.decodeFrames,
-      keepLatents: request.keepLatents,
-      ...(request.sigmas === undefined ? {} : { sigmas: request.sigmas }),
+      ...data.request,
+      ...(textEmbeddings === undefined ? {} : { textEmbeddings }),
       observers: [observer],
       ...(signal === undefined ? {} : { signal }),
     };

@@ -1,5 +1,6 @@
 import type { RolloutSummary } from '@flowfleet/formats';
 import { RolloutJobRunner } from '../jobs/rollout-job-runner.js';
+import { TextEmbedsCache } from '../jobs/text-embeds-cache.js';
 import type { ConcurrencyGate } from '../lanes/concurrency-gate.js';
 import { LaneServer } from '../lanes/lane-server.js';
 import { LaneWatcher } from '../lanes/lane-watcher.js';
@@ -16,6 +17,8 @@ export interface LaneParts extends PhaseParts {
   readonly queue: JobQueue<RolloutSummary>;
   readonly server: LaneServer;
   readonly watcher: LaneWatcher;
+  /** The text embeddings the jobs named, by sha256 (its bytes go out in the heartbeat). */
+  readonly embeds: TextEmbedsCache;
 }
 
 /**
@@ -44,11 +47,13 @@ export function openLanes(
     replication: options.redisReplication,
     logger,
   });
+  const embeds = new TextEmbedsCache({ source: link.coordinator, logger });
   const runner = new RolloutJobRunner({
     workerId: options.workerId,
     limits: link.limits,
     manifest: () => link.manifest.current(),
     instance: (model) => host.instance(model),
+    textEmbeddings: (request, signal) => embeds.load(request, signal),
     ensureWeights: (component, requirement, signal) =>
       reconciler.ensure(component, requirement, options.weightsWaitMs, signal),
     putResults: (jobId, files, signal) => link.coordinator.putResults(jobId, files, signal),
@@ -69,5 +74,5 @@ export function openLanes(
     serve: (spec) => server.serve(spec),
     logger,
   });
-  return { queue, server, watcher, shutdown: [step('job queue', () => queue.close())] };
+  return { queue, server, watcher, embeds, shutdown: [step('job queue', () => queue.close())] };
 }

@@ -25,7 +25,11 @@ export async function registerWorker(
     workerId: options.workerId,
     heartbeatTtlMs: options.heartbeatTtlMs,
     manifest: () => link.manifest.current(),
-    load: () => ({ activeJobs: lanes.server.activeJobs, lanes: lanes.watcher.served() }),
+    load: () => ({
+      activeJobs: lanes.server.activeJobs,
+      lanes: lanes.watcher.served(),
+      embedsCacheBytes: lanes.embeds.bytes,
+    }),
     logger,
   });
   link.manifest.onChange(() => void registration.refreshManifest());

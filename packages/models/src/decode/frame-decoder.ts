@@ -1,4 +1,5 @@
 import type { TensorData, TensorMap } from '@flowfleet/platform';
+import type { LatentSize } from '../sampling/sampling-request.js';
 
 /** The geometry of one sample's decoded clip. */
 export interface ClipGeometry {
@@ -18,8 +19,8 @@ export type DecoderForward = (inputs: TensorMap) => Promise<Readonly<Record<stri
 export interface FrameDecoder {
   /** The card component whose forwards `decode` drives (its weights are pinned with the rollout's). */
   readonly componentId: string;
-  /** The clip one sample's latent of `latentDims` decodes to. */
-  clip(latentDims: readonly number[]): ClipGeometry;
+  /** The clip one sample's latent of this size decodes to (the edge sizes results with it). */
+  clip(latent: LatentSize): ClipGeometry;
   /**
    * Decodes one sample's latent (`latentDims`, float32) into its clip's frames 0 … `lastFrame`
    * (the rest are never computed when the decoder is causal): float32 [3, lastFrame + 1, H, W],

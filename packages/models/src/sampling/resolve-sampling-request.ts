@@ -75,8 +75,17 @@ function checkSchedule(field: string, sigmas: Float64Array): Float64Array {
 }
 
 function scheduleOf(request: SamplingRequest, defaults: SamplingDefaults): Float64Array {
-  if (request.sigmas !== undefined)
-    return checkSchedule('sigmas', Float64Array.from(request.sigmas));
+  if (request.sigmas !== undefined) {
+    const sigmas = checkSchedule('sigmas', Float64Array.from(request.sigmas));
+    if (request.steps !== undefined && request.steps !== sigmas.length - 1) {
+      throw invalidRequest(
+        'steps',
+        `the sigma table has ${sigmas.length - 1} steps`,
+        request.steps,
+      );
+    }
+    return sigmas;
+  }
   const shift = finite('shift', request.shift ?? defaults.shift, Number.MIN_VALUE);
   const steps = positiveInt('steps', request.steps ?? defaults.steps);
   // A shift so small that the formula's σ_i stop decreasing (e.g. 5e-324) is the shift's fault.
@@ -261,5 +270,41 @@ function embedsOf(
     ...(cfg && negativePromptEmbeds !== undefined
       ? { negativePromptEmbeds: embedsRef('negativePromptEmbeds', negativePromptEmbeds) }
       : {}),
+  };
+}
+
+/**
+ * The resolved request as plain JSON fields, every default stated: what the coordinator stores in
+ * the job, so a worker runs exactly the values the edge accepted (resolving them again gives the
+ * same request). An explicit sigma table is kept; a linear-shift one is stated by steps + shift.
+ */
+export function resolvedRequestFields(resolved: ResolvedSamplingRequest): SamplingRequest & {
+  readonly negativePrompt: string;
+  readonly steps: number;
+  readonly sampler: ResolvedSamplingRequest['sampler'];
+  readonly guidanceScale: number;
+  readonly cfgRule: ResolvedSamplingRequest['cfgRule'];
+  readonly noiseLevel: number;
+  readonly shape: LatentSize;
+  readonly decodeFrames: FrameSelection;
+  readonly keepLatents: LatentKeep;
+} {
+  return {
+    prompt: resolved.prompt,
+    negativePrompt: resolved.negativePrompt,
+    ...(resolved.promptEmbeds === undefined ? {} : { promptEmbeds: resolved.promptEmbeds }),
+    ...(resolved.negativePromptEmbeds === undefined
+      ? {}
+      : { negativePromptEmbeds: resolved.negativePromptEmbeds }),
+    seeds: [...resolved.seeds],
+    steps: resolved.steps,
+    ...(resolved.shift === null ? { sigmas: [...resolved.sigmas] } : { shift: resolved.shift }),
+    sampler: resolved.sampler,
+    noiseLevel: resolved.noiseLevel,
+    guidanceScale: resolved.guidanceScale,
+    cfgRule: resolved.cfgRule,
+    shape: { ...resolved.shape },
+    decodeFrames: resolved.decodeFrames,
+    keepLatents: resolved.keepLatents,
   };
 }

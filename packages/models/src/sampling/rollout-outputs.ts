@@ -31,3 +31,16 @@ export function keptLatentSteps(keep: LatentKeep, steps: number): number[] {
 export function isLatentsOnly(frames: FrameSelection, keep: LatentKeep): boolean {
   return frames === 'none' && keep === 'all';
 }
+
+/**
+ * The bytes of the frames a request returns — G · N · H · W · 3 for the clip its latent decodes
+ * to — so the edge can refuse what the result store could not hold; 0 without frames.
+ */
+export function returnedFrameBytes(
+  clip: { readonly frames: number; readonly height: number; readonly width: number },
+  selection: FrameSelection,
+  group: number,
+): number {
+  const n = selectedFrameIndices(selection, clip.frames).length;
+  return group * n * clip.height * clip.width * 3;
+}

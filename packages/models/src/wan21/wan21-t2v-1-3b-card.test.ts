@@ -27,7 +27,7 @@ describe('the wan2.1-t2v-1.3b card', () => {
   it('takes embeddings: a dit and no text encoder, 512 × 4096 embeddings; the published VAE decodes', () => {
     expect(wan21T2v13bCard.components.map((c) => c.id)).toEqual(['dit', 'vae']);
     // 240 × 416 × 33 from its default latent 9 × 30 × 52 (flow_grpo's Wan2.1 video).
-    expect(wan21T2v13bCard.frameDecoder?.clip([16, 9, 30, 52])).toEqual({
+    expect(wan21T2v13bCard.frameDecoder?.clip({ frames: 9, height: 30, width: 52 })).toEqual({
       frames: 33,
       height: 240,
       width: 416,

@@ -1,5 +1,6 @@
 import { FlowfleetError } from '@flowfleet/errors';
 import type { ClipGeometry, DecoderForward, FrameDecoder } from '../../decode/frame-decoder.js';
+import type { LatentSize } from '../../sampling/sampling-request.js';
 import { decodeVaeClip } from './vae-clip-decode.js';
 import {
   vaeFrameCount,
@@ -38,10 +39,13 @@ function checkDims(config: WanVaeConfig, dims: readonly number[], length: number
 export function createVaeFrameDecoder(config: WanVaeConfig, componentId = 'vae'): FrameDecoder {
   return Object.freeze({
     componentId,
-    clip(latentDims: readonly number[]): ClipGeometry {
-      const [, frames = 1, height = 1, width = 1] = latentDims;
+    clip(latent: LatentSize): ClipGeometry {
       const s = vaeSpatialFactor(config);
-      return { frames: vaeFrameCount(config, frames), height: height * s, width: width * s };
+      return {
+        frames: vaeFrameCount(config, latent.frames),
+        height: latent.height * s,
+        width: latent.width * s,
+      };
     },
     async decode(
       latent: Float32Array,
