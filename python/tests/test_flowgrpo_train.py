@@ -40,7 +40,7 @@ def test_a_short_training_matches_the_fleet_log_probs_stays_on_policy_and_raises
         "--url", fleet.url, "--token", fleet.tokens["trainer"],
         "--iterations", str(ITERATIONS), "--group", str(GROUP), "--steps", "6", "--seed", "0",
         "--log", str(log), "--save-rollouts", str(rollouts), "--plot", str(tmp_path / "reward.png"),
-        *extra,
+        "--torch-threads", "1", *extra,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     records = read_log(log)
