@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # npm run setup:python — the repository's virtualenv (.venv at the root, gitignored) with the
-# Python SDK installed editable with its torch, umt5 (transformers) and test extras, from pip's configured index
+# Python SDK installed editable with its torch, umt5 (transformers), test and example extras, from pip's configured index
 # (pip.conf / PIP_* variables: on a machine whose default index is unreachable, the extra index
 # or find-links it is configured with). torch is pinned to 2.13.0, the CPU build CI installs;
 # set FLOWFLEET_TORCH to another requirement (e.g. "torch>=2.1") to change that.
@@ -34,7 +34,7 @@ started=$(date +%s)
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-if ! "$venv/bin/python" -m pip install --editable "./python[torch,umt5,test]" "$torch_spec" >"$log" 2>&1; then
+if ! "$venv/bin/python" -m pip install --editable "./python[torch,umt5,test,example]" "$torch_spec" >"$log" 2>&1; then
   # pip's "Location … is ignored" lines name extra-index directories that lack a package: noise.
   grep -v 'is ignored: it is neither a file nor a directory' "$log" >&2 || true
   echo "setup:python: pip install failed (index: pip config list; PIP_RETRIES=$PIP_RETRIES)" >&2

@@ -48,10 +48,12 @@ def summarize(
     records: Sequence[dict[str, Any]],
     setup: dict[str, Any],
     baseline: tuple[float, str] | None = None,
-    final_channel_means: dict[str, list[float]] | None = None,
+    final_probe: tuple[str, dict[str, list[float]]] | None = None,
 ) -> dict[str, Any]:
     """The run's figures (first and last three iterations, ratio error, time split), the reward's
-    baseline level, and the last iteration's per-prompt channel means of the final latents."""
+    baseline level, and the last iteration's per-prompt group mean of the reward's probe
+    (``(key, values)``: ``finalChannelMeans`` of the final latents, ``finalMeanColors`` of the
+    frames)."""
     errs = [r["ratio_err_max"] for r in records]
     times = {k: [r[f"{k}_s"] for r in records] for k in ("rollout", "train", "sync")}
     total = [sum(parts) for parts in zip(*times.values(), strict=True)]
@@ -73,8 +75,9 @@ def summarize(
         "clipFracMean": round(float(np.mean([r["clip_frac"] for r in records])), 4),
         "secondsPerIteration": {**{k: _stats(v) for k, v in times.items()}, "total": _stats(total)},
         "wallS": round(float(sum(total)), 2),
-        "finalChannelMeans": final_channel_means or {},
     }
+    if final_probe is not None:
+        figures[final_probe[0]] = final_probe[1]
     return {
         "benchmark": "train",
         "at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds"),

@@ -31,15 +31,23 @@ from typing import Any
 import numpy as np
 import torch
 from flowfleet import Client, FlowfleetError, RolloutFile
-from flowfleet.torch import WAN21_MINI
+from flowfleet.torch import WAN21_MINI, Wan21Config
 
 from fleet_io import Batch, collect, enqueue_batch, push
+from frame_subset import FrameSubset
 from grpo import Objective, group_advantages, train_iteration
 from plot import plot_rewards
 from policy import TRAINABLE, Policy, select_parameters
-from rewards import BASELINES, PROMPTS, REWARDS, channel_means
+from rewards import REWARDS, Reward, load_reward_module
+from scoring import score_groups
 from summary import summarize, write_summary
-from transitions import build_transitions
+from transitions import build_transitions, trained_steps
+
+#: The cards this trainer can train (``--model``): their DiT and text encoder as flowfleet.torch
+#: builds them. ``wan21-mini-vae`` is wan21-mini plus a small Wan2.1 VAE decoder, so its rollouts
+#: can return decoded frames (a frames reward's default).
+MODELS: dict[str, Wan21Config] = {"wan21-mini": WAN21_MINI, "wan21-mini-vae": WAN21_MINI}
+PIXEL_MODEL = "wan21-mini-vae"
 
 #: Where a run's log and plot go unless ``--log`` says otherwise: beside this script, whatever
 #: the working directory (``npm run train`` runs from the repository root), and gitignored.
@@ -65,7 +73,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--plot", type=Path, help="reward plot (PNG; default: the log's name with .png)")
     p.add_argument("--summary", type=Path, help="write the run's figures (JSON) here at the end")
-    p.add_argument("--reward", choices=sorted(REWARDS), default="color")
+    default_model = f"default: wan21-mini; {PIXEL_MODEL} for a frames reward"
+    p.add_argument("--model", choices=sorted(MODELS), help=f"the card to train ({default_model})")
+    p.add_argument("--reward", choices=sorted(REWARDS), help="a built-in reward (default: color)")
+    p.add_argument("--reward-module", type=Path, help="a Python file defining score(frames, prompts)")
+    p.add_argument(
+        "--reward-frames", help="frames a frames reward scores: first, all, every-K (default: the reward's)"
+    )
     p.add_argument("--prompt", action="append", help="a training prompt (repeat; default: the reward's)")
     p.add_argument("--group", type=int, default=8, help="seeds per prompt (G)")
     p.add_argument("--steps", type=int, default=6, help="denoise steps per rollout")
@@ -89,15 +103,37 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--micro-batch", type=int, default=Objective.micro_batch)
     p.add_argument("--seed", type=int, default=0, help="torch init, and the rollouts' seeds")
     p.add_argument("--save-rollouts", type=Path, help="keep every result file in this directory")
+    p.add_argument(
+        "--torch-threads", type=int, help="torch's intra-op threads (default: torch's; 1 beside busy workers)"
+    )
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per rollout or sync")
     args = p.parse_args(argv)
     if args.iterations < 1 or args.group < 2 or args.inner_epochs < 1:
         p.error("--iterations ≥ 1, --group ≥ 2 and --inner-epochs ≥ 1")
     if args.max_staleness is not None and args.max_staleness < 0:
         p.error("--max-staleness must be ≥ 0")
+    if args.torch_threads is not None and args.torch_threads < 1:
+        p.error("--torch-threads must be ≥ 1")
     if not 0 < args.timestep_fraction <= 1:
         p.error("--timestep-fraction must be in (0, 1]")
-    args.prompts = args.prompt or PROMPTS[args.reward]
+    if args.reward is not None and args.reward_module is not None:
+        p.error("--reward and --reward-module exclude each other")
+    try:
+        args.reward_fn = (
+            load_reward_module(args.reward_module) if args.reward_module else REWARDS[args.reward or "color"]
+        )
+    except ValueError as error:
+        p.error(str(error))
+    args.reward = args.reward_fn.name
+    try:
+        subset = args.reward_frames
+        args.reward_frames = FrameSubset.parse(subset) if subset else args.reward_fn.frames
+    except ValueError as error:
+        p.error(f"--reward-frames: {error}")
+    args.model = args.model or (PIXEL_MODEL if args.reward_fn.input == "frames" else "wan21-mini")
+    args.prompts = args.prompt or list(args.reward_fn.prompts)
+    if not args.prompts:
+        p.error(f"reward {args.reward!r} names no prompts: give --prompt")
     if args.log is None:
         args.log = default_log_path()
     return args
@@ -107,7 +143,7 @@ def rollout_request(args: argparse.Namespace, version: int, te_version: int) -> 
     """The rollout fields every group of an iteration shares (all but prompt and seeds)."""
     dit = {"exact": version} if args.max_staleness is None else {"maxStaleness": args.max_staleness}
     return {
-        "model": WAN21_MINI.name,
+        "model": args.model,
         "sampler": "sde",
         "steps": args.steps,
         "shape": {"frames": args.frames, "height": args.size, "width": args.size},
@@ -117,7 +153,22 @@ def rollout_request(args: argparse.Namespace, version: int, te_version: int) -> 
         "noiseLevel": args.noise_level,
         "shift": args.shift,
         "weights": {"dit": dit, "text_encoder": {"exact": te_version}},
+        **outputs_request(args),
     }
+
+
+def outputs_request(args: argparse.Namespace) -> dict[str, Any]:
+    """What the rollouts return besides the log-probs: the frame subset a frames reward scores
+    (decoded on the worker), and — when only some steps are trained — just those steps' latents
+    (the file always keeps x_T). Latents-only, every-step runs ask for neither (RolloutFile v1)."""
+    out: dict[str, Any] = {}
+    reward: Reward = args.reward_fn
+    if reward.input == "frames":
+        out["decodeFrames"] = args.reward_frames.request_value()
+    trained = trained_steps(args.steps, args.timestep_fraction)
+    if len(trained) < args.steps:
+        out["keepLatents"] = {"fromStep": trained[0], "steps": len(trained)}
+    return out
 
 
 def check_versions(rollouts: list[RolloutFile], batch: Batch, args: argparse.Namespace, te: int) -> int:
@@ -134,13 +185,16 @@ def check_versions(rollouts: list[RolloutFile], batch: Batch, args: argparse.Nam
 
 
 def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[float]]]:
-    """The training loop; answers the log records and the last iteration's per-prompt channel
-    means of the final latents (mean over the group)."""
-    reward_fn = REWARDS[args.reward]
+    """The training loop; answers the log records and the last iteration's per-prompt group mean
+    of the reward's probe (e.g. the channel means of the final latents)."""
+    reward_fn: Reward = args.reward_fn
+    if args.torch_threads is not None:
+        torch.set_num_threads(args.torch_threads)
     objective = Objective(
         args.clip_range, args.adv_clip_max, args.beta, args.max_grad_norm, args.inner_epochs, args.micro_batch
     )
-    policy = Policy(WAN21_MINI, args.seed)
+    config = MODELS[args.model]
+    policy = Policy(config, args.seed)
     params = select_parameters(policy.dit, args.train)
     optimizer = torch.optim.AdamW(
         params, lr=args.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=args.weight_decay
@@ -149,7 +203,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
         args.save_rollouts.mkdir(parents=True, exist_ok=True)
     args.log.parent.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
-    final_means: dict[str, list[float]] = {}
+    final_probe: dict[str, list[float]] = {}
     with Client(args.url, args.token) as fleet, args.log.open("w") as log:
         te_version = push(fleet, policy.text_encoder.state_dict(), "text_encoder", args.timeout)
         version = push(fleet, policy.state_dict(), "dit", args.timeout)
@@ -173,12 +227,9 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
             rollout_s = time.perf_counter() - started
 
             started = time.perf_counter()
-            rewards = [
-                reward_fn(np.array(r.final_latents), [p] * r.group)
-                for r, p in zip(rollouts, batch.prompts, strict=True)
-            ]
+            scores = score_groups(reward_fn, rollouts, batch.prompts, args.reward_frames)
             rows = build_transitions(
-                rollouts, [group_advantages(r) for r in rewards], WAN21_MINI, args.timestep_fraction
+                rollouts, [group_advantages(r) for r in scores.rewards], config, args.timestep_fraction
             )
             stats = train_iteration(policy, optimizer, params, rows, objective, version, states)
             train_s = time.perf_counter() - started
@@ -191,11 +242,8 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
             states = {v: s for v, s in states.items() if v > new_version - keep - 1}
             sync_s = time.perf_counter() - started
 
-            every = np.concatenate(rewards)
-            final_means = {
-                p: channel_means(np.array(r.final_latents)).mean(axis=0).round(4).tolist()
-                for r, p in zip(rollouts, batch.prompts, strict=True)
-            }
+            every = np.concatenate(scores.rewards)
+            final_probe = scores.probe
             record = {
                 "iteration": n,
                 "weights_version": ran_on,
@@ -222,13 +270,13 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, list[
                 flush=True,
             )
             version = new_version
-    return records, final_means
+    return records, final_probe
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        records, final_means = run(args)
+        records, final_probe = run(args)
     except FlowfleetError as error:
         print(f"train.py: {error.code}: {error.message}", file=sys.stderr)
         return 1
@@ -237,10 +285,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     plot = args.plot or args.log.with_suffix(".png")
     title = f"FlowGRPO on flowfleet: reward '{args.reward}', {len(args.prompts)} prompts × {args.group} seeds"
-    print(plot_rewards(records, plot, title, BASELINES.get(args.reward)))
+    reward: Reward = args.reward_fn
+    print(plot_rewards(records, plot, title, reward.baseline))
     if args.summary is not None:
-        settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k != "token"}
-        figures = summarize(records, settings, BASELINES.get(args.reward), final_means)
+        settings = {
+            k: str(v) if isinstance(v, (Path, FrameSubset)) else v
+            for k, v in vars(args).items()
+            if k not in ("token", "reward_fn")
+        }
+        probe = None if reward.probe is None else (reward.probe[0], final_probe)
+        figures = summarize(records, settings, reward.baseline, probe)
         write_summary(args.summary, figures)
         f = figures["figures"]
         print(

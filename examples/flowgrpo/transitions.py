@@ -67,6 +67,23 @@ def trained_steps(steps: int, fraction: float) -> list[int]:
     return list(range(max(1, min(steps, int(steps * fraction)))))
 
 
+def latent_rows(rollout: RolloutFile, steps: Sequence[int]) -> dict[int, int]:
+    """The row of ``rollout.latents`` holding x_t for every t a trained step reads (x_j, x_{j+1}
+    of each step j): a v2 file may keep only a window (``latent_steps``).
+
+    :raises ValueError: when the file did not keep a latent the steps need
+    """
+    kept = {int(t): row for row, t in enumerate(rollout.latent_steps.tolist())}
+    need = sorted({t for j in steps for t in (j, j + 1)})
+    missing = [t for t in need if t not in kept]
+    if missing:
+        raise ValueError(
+            f"the trained steps {list(steps)} need the latents of steps {missing}, which the result "
+            f"file did not keep (kept: {sorted(kept)}); ask the fleet to keep them"
+        )
+    return {t: kept[t] for t in need}
+
+
 def guidance_of(rollouts: Sequence[RolloutFile]) -> Guidance:
     """The CFG settings every file shares.
 
@@ -107,8 +124,9 @@ def build_transitions(
         latents = torch.from_numpy(np.array(rollout.latents))
         row_steps = [j for j in steps for _ in range(group)]
         samples = [g for _ in steps for g in range(group)]
-        parts["x"].append(latents[row_steps, samples])
-        parts["x_next"].append(latents[[j + 1 for j in row_steps], samples])
+        row_of = latent_rows(rollout, steps)
+        parts["x"].append(latents[[row_of[j] for j in row_steps], samples])
+        parts["x_next"].append(latents[[row_of[j + 1] for j in row_steps], samples])
         parts["t"].append(torch.tensor([float(rollout.timesteps[j]) for j in row_steps], dtype=torch.float64))
         ids = tokenize([str(rollout.metadata["prompt"])], config)[0]
         parts["ids"].append(ids.expand(len(row_steps), -1))

@@ -4,10 +4,15 @@ start and stop it."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,3 +86,53 @@ def stop_fleet(cli: subprocess.Popen[str], ready: dict[str, Any] | None) -> None
     for pid in pids:
         if isinstance(pid, int) and _alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def running_fleet(workers: int, env: Mapping[str, str] | None = None) -> Iterator[Fleet]:
+    """``flowfleet up --json --workers N`` (its children inherit ``env`` on top of this process's
+    environment, e.g. ``FLOWFLEET_MODELS``), yielded once it reports ready; all of it is stopped on
+    exit. Fails the test with the CLI's output when it is not ready within ``START_TIMEOUT_S``."""
+    up = ["up", "--json", "--workers", str(workers), "--log-level", "warn"]
+    command = tsx_command("apps/cli/src/main.ts", *up)
+    log = tempfile.TemporaryFile(mode="w+")
+    cli = subprocess.Popen(
+        command,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    assert cli.stdout is not None
+    lines: list[str] = []
+    got_ready = threading.Event()
+
+    def read() -> None:
+        assert cli.stdout is not None
+        for line in cli.stdout:
+            lines.append(line)
+            if '"event":"ready"' in line:
+                got_ready.set()
+        got_ready.set()  # stdout closed: the CLI exited
+
+    threading.Thread(target=read, daemon=True).start()
+    ready: dict[str, Any] | None = None
+    try:
+        got_ready.wait(START_TIMEOUT_S)
+        for line in lines:
+            if '"event":"ready"' in line:
+                ready = json.loads(line)
+        if ready is None:
+            log.seek(0)
+            output = log.read()[-4000:]
+            pytest.fail(
+                f"flowfleet up did not report ready within {START_TIMEOUT_S:g} s "
+                f"(exit {cli.poll()}):\n{''.join(lines)}{output}",
+                pytrace=False,
+            )
+        yield Fleet(ready["url"], ready["tokens"], [w["id"] for w in ready["workers"]], ready)
+    finally:
+        stop_fleet(cli, ready)
+        log.close()

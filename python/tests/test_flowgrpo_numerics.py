@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 from grpo import group_advantages
-from rewards import COLOR_TARGETS, PROMPT_BLIND_BEST, PROMPTS, REWARDS, color_reward
+from rewards import COLOR_TARGETS, PROMPT_BLIND_BEST, REWARDS, color_reward
 from sde import StepSchedule, sde_log_prob, std_dev_t
 
 import flowgrpo_support  # noqa: F401 - puts examples/flowgrpo on sys.path
@@ -72,7 +72,7 @@ def test_the_color_reward_is_zero_exactly_at_the_targets_and_depends_on_the_prom
     g, c, f, h, w = 3, 4, 2, 4, 4
     noise = np.random.default_rng(0).standard_normal((g, c, f, h, w)).astype(np.float32)
     centred = noise - noise.mean(axis=(2, 3, 4), keepdims=True)
-    for prompt in PROMPTS["color"]:
+    for prompt in REWARDS["color"].prompts:
         target = next(COLOR_TARGETS[word] for word in prompt.split() if word in COLOR_TARGETS)
         at_target = centred + np.asarray(target, dtype=np.float32)[None, :, None, None, None]
         assert np.allclose(color_reward(at_target, [prompt] * g), 0, atol=1e-12)
@@ -84,7 +84,7 @@ def test_the_color_reward_is_zero_exactly_at_the_targets_and_depends_on_the_prom
     )
     assert np.all(red > blue)
     # Ignoring the prompt caps the mean reward: all channel means at 0 score the blind bound.
-    blind = np.mean([color_reward(centred, [p] * g).mean() for p in PROMPTS["color"]])
+    blind = np.mean([color_reward(centred, [p] * g).mean() for p in REWARDS["color"].prompts])
     assert math.isclose(blind, PROMPT_BLIND_BEST, rel_tol=1e-9) and PROMPT_BLIND_BEST == pytest.approx(-0.18)
 
 

@@ -40,7 +40,7 @@ def test_a_short_training_matches_the_fleet_log_probs_stays_on_policy_and_raises
         "--url", fleet.url, "--token", fleet.tokens["trainer"],
         "--iterations", str(ITERATIONS), "--group", str(GROUP), "--steps", "6", "--seed", "0",
         "--log", str(log), "--save-rollouts", str(rollouts), "--plot", str(tmp_path / "reward.png"),
-        *extra,
+        "--torch-threads", "1", *extra,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     records = read_log(log)
@@ -68,7 +68,10 @@ def test_a_short_training_matches_the_fleet_log_probs_stays_on_policy_and_raises
         assert ran == {r["weights_version"]}
         if n > 0:
             assert r["weights_version"] == records[n - 1]["weights_version"] + 1
-        assert versions[str(r["weights_version"])]["status"] == "loaded"
+        # Loaded by the workers (a version the fleet has since moved past is "retired").
+        assert versions[str(r["weights_version"])]["status"] in ("loaded", "retired")
+    # The version the last update pushed is the one the fleet serves.
+    assert versions[str(records[-1]["weights_version"] + 1)]["status"] == "loaded"
 
     means = [r["reward_mean"] for r in records]
     gain = float(np.mean(means[-3:]) - np.mean(means[:3]))

@@ -84,16 +84,6 @@ describe('parseWorkerEnv', () => {
     expect(issuesOf({ ...BASE, FLOWFLEET_DEVICE: 'gpu' })).toEqual(['FLOWFLEET_DEVICE']);
   });
 
-  it('reads FLOWFLEET_MODELS: unset leaves the default cards, else the named card ids', () => {
-    expect(workerOptionsFromEnv(parseWorkerEnv(BASE)).models).toBeUndefined();
-    expect(
-      workerOptionsFromEnv(
-        parseWorkerEnv({ ...BASE, FLOWFLEET_MODELS: 'wan2.1-t2v-1.3b,wan21-mini' }),
-      ).models,
-    ).toEqual(['wan2.1-t2v-1.3b', 'wan21-mini']);
-    expect(issuesOf({ ...BASE, FLOWFLEET_MODELS: 'a,,b' })).toEqual(['FLOWFLEET_MODELS']);
-  });
-
   it('lists every bad variable at once and treats empty strings as unset', () => {
     expect(
       issuesOf({
@@ -110,6 +100,21 @@ describe('parseWorkerEnv', () => {
       'FLOWFLEET_EXTRA_KERNELS',
       'REDIS_URL',
     ]);
+  });
+
+  it('reads FLOWFLEET_MODELS: the card ids to load, each one a shipped card', () => {
+    expect(workerOptionsFromEnv(parseWorkerEnv(BASE))).not.toHaveProperty('models');
+    const env = { ...BASE, FLOWFLEET_MODELS: 'wan21-mini, wan2.1-t2v-1.3b' };
+    expect(workerOptionsFromEnv(parseWorkerEnv(env)).models).toEqual([
+      'wan21-mini',
+      'wan2.1-t2v-1.3b',
+    ]);
+    for (const bad of ['wan21-mini,nope', ',', 'wan21-mini,']) {
+      expect(issuesOf({ ...BASE, FLOWFLEET_MODELS: bad })).toEqual(['FLOWFLEET_MODELS']);
+    }
+    expect(() => parseWorkerEnv({ ...BASE, FLOWFLEET_MODELS: 'nope' })).toThrow(
+      "FLOWFLEET_MODELS: unknown model card 'nope' (known: wan21-mini",
+    );
   });
 
   it('takes test-only extra kernels and short lock settings', () => {

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { FlowfleetError } from '@flowfleet/errors';
+import { DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
 import { DEVICE_CHOICES } from '@flowfleet/platform';
 import { redisEnvIssues, redisEnvShape, replicationFromEnv } from '@flowfleet/redis';
 import { z } from 'zod';
@@ -19,6 +20,19 @@ const count = (min: number, max: number) => z.coerce.number().int().min(min).max
 export function defaultWorkerId(host = hostname(), pid = process.pid): string {
   const safeHost = host.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 100) || 'host';
   return `${safeHost}-${pid}`;
+}
+
+/** FLOWFLEET_MODELS as card ids: each a shipped card's (DEFAULT_CARD_REGISTRY), none empty. */
+function modelIds(text: string, ctx: z.RefinementCtx): string[] {
+  const ids = text.split(',').map((id) => id.trim());
+  const unknown = ids.filter((id) => !DEFAULT_CARD_REGISTRY.has(id));
+  if (unknown.length > 0) {
+    const known = DEFAULT_CARD_REGISTRY.ids.join(', ');
+    const names = unknown.map((id) => `'${id}'`).join(', ');
+    ctx.addIssue({ code: 'custom', message: `unknown model card ${names} (known: ${known})` });
+    return z.NEVER;
+  }
+  return ids;
 }
 
 /**
@@ -46,13 +60,11 @@ export const workerEnvSchema = z.object({
   FLOWFLEET_HEARTBEAT_TTL_MS: count(1_000, 600_000).default(15_000),
   FLOWFLEET_BACKEND: z.enum(['auto', 'ort-cpu', 'cpu']).default('auto'),
   FLOWFLEET_DEVICE: z.enum(DEVICE_CHOICES as ['auto', 'cpu', 'cuda', 'webgpu']).default('auto'),
-  FLOWFLEET_MODELS: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*$/, 'card ids separated by commas')
-    .optional(),
   FLOWFLEET_ORT_THREADS: count(1, 64).optional(),
   FLOWFLEET_ORT_INTRA_OP_THREADS: count(1, 64).default(1),
   FLOWFLEET_EXTRA_KERNELS: z.string().optional(),
+  /** Card ids to load, comma-separated (unset: the shipped cards marked loadByDefault). */
+  FLOWFLEET_MODELS: z.string().transform(modelIds).optional(),
   FLOWFLEET_LOCK_MS: count(1_000, 3_600_000).default(DEFAULT_LOCK_SETTINGS.lockDurationMs),
   FLOWFLEET_STALLED_INTERVAL_MS: count(500, 3_600_000).default(
     DEFAULT_LOCK_SETTINGS.stalledIntervalMs,
@@ -131,10 +143,10 @@ export function workerOptionsFromEnv(env: WorkerEnv): WorkerOptions {
     heartbeatTtlMs: env.FLOWFLEET_HEARTBEAT_TTL_MS,
     backend: env.FLOWFLEET_BACKEND,
     device: env.FLOWFLEET_DEVICE,
-    // Unset: the cards marked loadByDefault (a published-size card loads only when named).
-    ...(env.FLOWFLEET_MODELS === undefined ? {} : { models: env.FLOWFLEET_MODELS.split(',') }),
     ortThreads: env.FLOWFLEET_ORT_THREADS ?? env.FLOWFLEET_CONCURRENCY,
     ortIntraOpThreads: env.FLOWFLEET_ORT_INTRA_OP_THREADS,
+    // Unset: the cards marked loadByDefault (a published-size card loads only when named).
+    ...(env.FLOWFLEET_MODELS === undefined ? {} : { models: env.FLOWFLEET_MODELS }),
     extraKernels:
       env.FLOWFLEET_EXTRA_KERNELS === undefined
         ? []
