@@ -112,10 +112,14 @@ describe('GET /v1/scaling', () => {
       // A v4 worker drains the lane; once every job is done the class asks for nothing.
       const v4 = await fleet.startWorker({ platformFacts: V4, concurrency: 1 });
       for (const { id } of held) await fleet.waitForCompletion(id);
+      // The fleet view may be older than the jobs (it is served stale while a new read runs): wait
+      // until it shows the v4 worker registered and idle, not merely no busy worker.
       const drained = await waitUntil(async () => {
         const entry = await classOf(fleet, V4_CLASS);
-        return entry.busy === 0 ? entry : undefined;
-      }, 'the v4 worker to report no active job');
+        return entry.source === 'live' && entry.workers === 1 && entry.busy === 0
+          ? entry
+          : undefined;
+      }, 'the fleet view to show the v4 worker registered with no active job');
       expect(drained).toMatchObject({
         source: 'live',
         workers: 1,
