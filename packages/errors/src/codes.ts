@@ -535,7 +535,8 @@ export const ERROR_CODES = {
   FMT_INVALID_ARGUMENT: {
     source: 'formats',
     httpStatus: 400,
-    summary: 'A RolloutFile accessor was given a step or sample index outside the file.',
+    summary:
+      'A formats accessor or encoder was given an argument outside its file or image: a RolloutFile step, sample or frame index, a tensor byte slice, a PNG dimension or pixel count.',
   },
   FMT_FILE_IO: {
     source: 'formats',
