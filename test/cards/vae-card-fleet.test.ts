@@ -1,21 +1,15 @@
-// A wan21 card that declares a VAE decoder (component `vae`, kind `vae_decoder`) served by a real
-// fleet: a worker on the ort-cpu backend builds it beside the DiT and the text encoder, the
-// capability matrix shows the new kind on ort-cpu, and the card's rollouts run as before (the
-// decode is not part of the rollout loop yet).
+// A wan21 card that declares a VAE decoder (component `vae`, kind `vae_decoder`: the shipped
+// wan21-mini-vae) served by a real fleet: a worker on the ort-cpu backend builds it beside the DiT
+// and the text encoder, the capability matrix shows the new kind on ort-cpu, and a latents-only
+// request runs as before (decoded frames: test/cards/pixels-fleet.test.ts).
 import { FlowfleetClient } from '@flowfleet/client';
-import { createCardRegistry, DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
-import {
-  createWan21Card,
-  VAE_DECODER_KIND,
-  WAN21_MINI,
-  WAN21_VAE_MINI,
-} from '@flowfleet/models/wan21';
+import { DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
+import { VAE_DECODER_KIND, wan21MiniVaeCard as card } from '@flowfleet/models/wan21';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 import { startTestFleet, TOKENS, type TestFleet } from '../worker/fleet-fixture.js';
 
-const card = createWan21Card({ id: 'wan21-mini-vae', config: WAN21_MINI, vae: WAN21_VAE_MINI });
-const cards = createCardRegistry([...DEFAULT_CARD_REGISTRY.cards, card]);
+const cards = DEFAULT_CARD_REGISTRY;
 
 let server: RedisServer;
 let fleet: TestFleet;

@@ -36,6 +36,13 @@ export type {
   SamplingDefaults,
   SamplingRequest,
 } from './sampling/sampling-request.js';
+export {
+  isLatentsOnly,
+  keptLatentSteps,
+  selectedFrameIndices,
+} from './sampling/rollout-outputs.js';
+export type { FrameSelection, LatentKeep } from './sampling/rollout-outputs.js';
+export type { ClipGeometry, DecoderForward, FrameDecoder } from './decode/frame-decoder.js';
 export { bindCheckpoint } from './checkpoint/bind-checkpoint.js';
 export type { CheckpointEntry } from './checkpoint/bind-checkpoint.js';
 export type { CheckpointKeys, CheckpointVocabulary } from './checkpoint/checkpoint-keys.js';

@@ -41,6 +41,8 @@ describe('RolloutRequestSchema', () => {
       cfgRule: 'unless-one',
       waitForCapacity: false,
       constraints: { devices: ['cpu'], minArch: { cuda: 'sm90' }, adapter: 'any' },
+      decodeFrames: 'none',
+      keepLatents: 'all',
     });
   });
 
@@ -58,6 +60,8 @@ describe('RolloutRequestSchema', () => {
       weights: {},
       constraints: { devices: ['cpu', 'cuda', 'webgpu'], minArch: {}, adapter: 'any' },
       waitForCapacity: false,
+      decodeFrames: 'none',
+      keepLatents: 'all',
     });
   });
 
@@ -98,6 +102,14 @@ describe('RolloutRequestSchema', () => {
     ['shape frames zero', { shape: { frames: 0, height: 16, width: 16 } }, 'shape.frames'],
     ['shape missing width', { shape: { frames: 4, height: 16 } }, 'shape.width'],
     ['shape extra key', { shape: { frames: 4, height: 16, width: 16, depth: 1 } }, 'shape'],
+    ['decodeFrames unknown name', { decodeFrames: 'some' }, 'decodeFrames'],
+    ['decodeFrames every 0', { decodeFrames: { every: 0 } }, 'decodeFrames.every'],
+    [
+      'keepLatents negative start',
+      { keepLatents: { fromStep: -1, steps: 1 } },
+      'keepLatents.fromStep',
+    ],
+    ['keepLatents no steps', { keepLatents: { fromStep: 0, steps: 0 } }, 'keepLatents.steps'],
     ['weights min zero', { weights: { dit: { min: 0 } } }, 'weights.dit.min'],
     ['weights min and exact', { weights: { dit: { min: 1, exact: 2 } } }, 'weights.dit'],
     ['weights bad component', { weights: { 'Di:T': { min: 1 } } }, 'weights.Di:T'],

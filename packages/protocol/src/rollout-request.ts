@@ -79,6 +79,26 @@ export const ConstraintsSchema = z
 /** Where a job may run. */
 export type Constraints = z.infer<typeof ConstraintsSchema>;
 
+const DECODE_FRAMES_DESCRIPTION =
+  "Which frames of each sample's decoded clip come back, as uint8 RGB [G, N, H, W, 3] in a " +
+  'RolloutFile v2: `none` (default: latents only, a v1 file as before), `first` (frame 0), ' +
+  '`{"every": k}` (frames 0, k, 2k, …) or `all`. Anything but `none` needs a card with a frame ' +
+  'decoder (a VAE); the worker decodes the final latents up to the last frame asked for.';
+const KEEP_LATENTS_DESCRIPTION =
+  'Which trajectory latents come back: `all` (default: x_0 … x_T) or ' +
+  '`{"fromStep": a, "steps": n}`: the inputs and outputs of steps a … a + n − 1 (x_a … x_{a+n}) ' +
+  'plus the final x_T — the steps a trainer trains on (flow_grpo: a fraction of them). ' +
+  "a + n must not exceed the rollout's steps (the card checks). Log-probs of every step come back either way.";
+
+/** Which decoded frames a rollout returns (see DECODE_FRAMES_DESCRIPTION). */
+export const FrameSelectionSchema = z
+  .union([z.enum(['none', 'first', 'all']), z.strictObject({ every: z.int().min(1) })])
+  .meta({ description: DECODE_FRAMES_DESCRIPTION });
+/** Which trajectory latents a rollout keeps (see KEEP_LATENTS_DESCRIPTION). */
+export const LatentKeepSchema = z
+  .union([z.literal('all'), z.strictObject({ fromStep: z.int().min(0), steps: z.int().min(1) })])
+  .meta({ description: KEEP_LATENTS_DESCRIPTION });
+
 /** The latent elements a whole group holds: seeds × frames × height × width. */
 export function groupLatentElements(groupSize: number, shape: LatentShape): number {
   return groupSize * shape.frames * shape.height * shape.width;
@@ -149,6 +169,8 @@ function resolvedFields(limits: Limits) {
       adapter: AdapterSchema,
     }),
     waitForCapacity: z.boolean(),
+    decodeFrames: FrameSelectionSchema,
+    keepLatents: LatentKeepSchema,
   };
 }
 
@@ -177,6 +199,8 @@ function inputFields(limits: Limits) {
     weights: fields.weights.prefault({}),
     constraints: ConstraintsSchema.prefault({}),
     waitForCapacity: fields.waitForCapacity.default(ROLLOUT_DEFAULTS.waitForCapacity),
+    decodeFrames: fields.decodeFrames.default('none'),
+    keepLatents: fields.keepLatents.default('all'),
   };
 }
 

@@ -3,6 +3,7 @@ import type { LoopSpec } from '@flowfleet/models';
 import type { ModelInstance } from './model-instance.js';
 import type { RolloutRequest } from './rollout-request.js';
 import type { RolloutResult } from './rollout-result.js';
+import { rolloutOutputs } from './rollout-outputs.js';
 import { runLoop } from './run-loop.js';
 import { RuntimeLoopContext } from './runtime-loop-context.js';
 import { checkInterceptors } from './step-hooks.js';
@@ -49,6 +50,7 @@ export async function runRollout(
     const out = await runLoop(spec.create(), resolved, stepInstance, context, {
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     });
+    const outputs = await rolloutOutputs(card, stepInstance, resolved, out);
     const steps = context.steps();
     const denoise = steps.filter((s) => s.kind === 'denoise');
     const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
@@ -75,8 +77,12 @@ export async function runRollout(
           backend,
           platform: { device: facts.device, arch: facts.arch },
           interceptors: [...context.interceptorNames()],
+          ...(outputs.video === undefined ? {} : { video: outputs.video }),
         },
-        latents: out.latents,
+        latents: outputs.latents,
+        latentSteps: outputs.latentSteps,
+        frameIndices: outputs.frameIndices,
+        frames: outputs.frames,
         // ode has no log-probs (RolloutFile v1: no tensor, not zeros).
         logProbs: resolved.sampler === 'sde' ? out.logProbs : null,
         seeds: resolved.seeds,
@@ -90,6 +96,7 @@ export async function runRollout(
         encodeMs: sum(steps.filter((s) => s.kind !== 'denoise').map((s) => s.ms)),
         denoiseMs: sum(denoise.map((s) => s.ms)),
         captureMs: sum(steps.map((s) => s.captureMs)),
+        decodeMs: outputs.decodeMs,
         stepMs: denoise.map((s) => s.ms),
       },
     };

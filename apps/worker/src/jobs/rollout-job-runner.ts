@@ -199,6 +199,8 @@ export class RolloutJobRunner {
       noiseLevel: request.noiseLevel,
       guidanceScale: request.guidanceScale,
       shape: request.shape,
+      decodeFrames: request.decodeFrames,
+      keepLatents: request.keepLatents,
       ...(request.sigmas === undefined ? {} : { sigmas: request.sigmas }),
       observers: [observer],
       ...(signal === undefined ? {} : { signal }),

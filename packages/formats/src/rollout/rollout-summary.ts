@@ -26,6 +26,8 @@ export const RolloutTimingsSchema = z.object({
   denoiseMs: Ms,
   /** Capture cost (graph/session specialisation) paid by this rollout. */
   captureMs: Ms,
+  /** Decoding the requested frames (RolloutFile v2); absent from summaries written before. */
+  decodeMs: Ms.optional(),
   /** Wall time of each denoise step, in order: T entries. */
   stepMs: z.array(Ms),
 });
@@ -182,6 +184,7 @@ export function summarizeRollout(
       encodeMs: timings.encodeMs,
       denoiseMs: timings.denoiseMs,
       captureMs: timings.captureMs,
+      ...(timings.decodeMs === undefined ? {} : { decodeMs: timings.decodeMs }),
       stepMs: [...timings.stepMs],
     },
     captureStats: {

@@ -1,5 +1,6 @@
 import type { ComponentForward, ComponentSpec, InputDims, TensorData } from '@flowfleet/platform';
 import type { CheckpointKeys } from '../checkpoint/checkpoint-keys.js';
+import type { FrameDecoder } from '../decode/frame-decoder.js';
 import type { RolloutLoop } from '../loop/rollout-loop.js';
 import type {
   LatentSize,
@@ -70,6 +71,8 @@ export interface ModelCard<Config = unknown> {
    * uploaded embeddings of this width and at most this many rows (`promptEmbeds`).
    */
   readonly textEmbeddings?: TextEmbeddingSpec;
+  /** Present when the card can decode its latents into frames (a VAE): requests may ask for them. */
+  readonly frameDecoder?: FrameDecoder;
   /**
    * Whether a worker that names no models loads this card (false for a published-size card: a
    * worker loads its gigabytes only when told to).

@@ -10,6 +10,8 @@ import {
   type TextEmbeddingSpec,
   type TextEmbedsRef,
 } from './sampling-request.js';
+import type { FrameDecoder } from '../decode/frame-decoder.js';
+import type { FrameSelection, LatentKeep } from './rollout-outputs.js';
 
 /**
  * What the flow-matching rules fill defaults from: a card's sampling and latent defaults, and its
@@ -19,6 +21,8 @@ export interface SamplingRequestDefaults {
   readonly sampling: SamplingDefaults;
   readonly latent: LatentSize;
   readonly textEmbeddings?: TextEmbeddingSpec | undefined;
+  /** The card's frame decoder: a request may ask for frames only when it has one. */
+  readonly frameDecoder?: FrameDecoder | undefined;
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -120,6 +124,8 @@ export function resolveSamplingRequest(
   if (sampler === 'sde') checkSdeSchedule(sigmas, noiseLevel);
   const cfg = runsUnconditionalBranch(cfgRule, guidanceScale);
   const embeds = embedsOf(defaults.textEmbeddings, request, cfg);
+  const decodeFrames = frameSelectionOf(defaults.frameDecoder, request.decodeFrames ?? 'none');
+  const keepLatents = latentKeepOf(request.keepLatents ?? 'all', sigmas.length - 1);
   return {
     prompt: request.prompt,
     negativePrompt: request.negativePrompt ?? '',
@@ -134,7 +140,55 @@ export function resolveSamplingRequest(
     cfgRule,
     cfg,
     shape: { frames: latent.frames, height: latent.height, width: latent.width },
+    decodeFrames,
+    keepLatents,
   };
+}
+
+/** A frame selection: one of the names or `{every: k}` with k ≥ 1, and frames need a decoder. */
+function frameSelectionOf(
+  decoder: FrameDecoder | undefined,
+  selection: FrameSelection,
+): FrameSelection {
+  if (typeof selection === 'object' && selection !== null) {
+    positiveInt('decodeFrames.every', selection.every);
+    selection = { every: selection.every };
+  } else if (selection !== 'none' && selection !== 'first' && selection !== 'all') {
+    throw invalidRequest(
+      'decodeFrames',
+      "expected 'none', 'first', 'all' or {every: k}",
+      selection,
+    );
+  }
+  if (selection !== 'none' && decoder === undefined) {
+    throw invalidRequest(
+      'decodeFrames',
+      'this card has no frame decoder (VAE): it returns latents only',
+      JSON.stringify(selection),
+    );
+  }
+  return selection;
+}
+
+/** A latent window: `all`, or steps ≥ 1 from fromStep ≥ 0 that end at or before step T. */
+function latentKeepOf(keep: LatentKeep, steps: number): LatentKeep {
+  if (keep === 'all') return keep;
+  if (typeof keep !== 'object' || keep === null) {
+    throw invalidRequest('keepLatents', "expected 'all' or {fromStep, steps}", keep);
+  }
+  if (!Number.isSafeInteger(keep.fromStep) || keep.fromStep < 0) {
+    throw invalidRequest('keepLatents.fromStep', 'expected an integer ≥ 0', keep.fromStep);
+  }
+  positiveInt('keepLatents.steps', keep.steps);
+  if (keep.fromStep + keep.steps > steps) {
+    throw invalidRequest(
+      'keepLatents',
+      `the window's steps ${keep.fromStep} … ${keep.fromStep + keep.steps - 1} must be within the rollout's ${steps}`,
+      JSON.stringify(keep),
+      { steps },
+    );
+  }
+  return { fromStep: keep.fromStep, steps: keep.steps };
 }
 
 function checkSdeSchedule(sigmas: Float64Array, noiseLevel: number): void {

@@ -2,6 +2,7 @@
 export type Sampler = 'ode' | 'sde';
 
 import { CfgRuleSchema, type CfgRule } from '@flowfleet/formats';
+import type { FrameSelection, LatentKeep } from './rollout-outputs.js';
 
 export type { CfgRule };
 
@@ -97,6 +98,10 @@ export interface SamplingRequest {
   /** When CFG runs its unconditional branch (default `unless-one`). */
   readonly cfgRule?: CfgRule | undefined;
   readonly shape?: LatentSize | undefined;
+  /** Which decoded frames come back (default `none`; anything else needs a card with a decoder). */
+  readonly decodeFrames?: FrameSelection | undefined;
+  /** Which trajectory latents come back (default `all`). */
+  readonly keepLatents?: LatentKeep | undefined;
 }
 
 /** A request with every default filled in and checked against its card's rules. */
@@ -118,4 +123,6 @@ export interface ResolvedSamplingRequest {
   /** True when the rollout runs CFG's unconditional branch (`runsUnconditionalBranch`). */
   readonly cfg: boolean;
   readonly shape: LatentSize;
+  readonly decodeFrames: FrameSelection;
+  readonly keepLatents: LatentKeep;
 }

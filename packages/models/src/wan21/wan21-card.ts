@@ -21,6 +21,7 @@ import { createWan21DenoiseLoop, WAN21_DENOISE_LOOP_ID } from './loop/denoise-lo
 import { WAN21_DIT_CHECKPOINT_KEYS } from './wan21-checkpoint-keys.js';
 import { createVaeDecoderComponent } from './vae/vae-component.js';
 import type { WanVaeConfig } from './vae/vae-config.js';
+import { createVaeFrameDecoder } from './vae/vae-frame-decoder.js';
 
 /** The two components of a wan21 card. */
 export type Wan21ComponentId = Wan21Component;
@@ -74,7 +75,10 @@ const DEFAULT_LATENT: LatentSize = Object.freeze({ frames: 4, height: 16, width:
  * @throws FlowfleetError MODEL_INVALID_REQUEST naming the field
  */
 function resolveWan21Request(
-  card: Pick<ModelCard<Wan21Config>, 'config' | 'sampling' | 'latent' | 'textEmbeddings'>,
+  card: Pick<
+    ModelCard<Wan21Config>,
+    'config' | 'sampling' | 'latent' | 'textEmbeddings' | 'frameDecoder'
+  >,
   request: SamplingRequest,
 ): ResolvedSamplingRequest {
   const resolved = resolveSamplingRequest(card, request);
@@ -176,6 +180,7 @@ export function createWan21Card(options: Wan21CardOptions): ModelCard<Wan21Confi
     ...(textInput === 'embeddings'
       ? { textEmbeddings: Object.freeze({ dim: config.textDim, maxTokens: config.textLen }) }
       : {}),
+    ...(options.vae === undefined ? {} : { frameDecoder: createVaeFrameDecoder(options.vae) }),
     loadByDefault: options.loadByDefault ?? true,
     resolveRequest: (request: SamplingRequest) => resolveWan21Request(card, request),
     requiredOps: wan21RequiredOps,

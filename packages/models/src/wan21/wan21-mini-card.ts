@@ -1,5 +1,19 @@
 import { WAN21_MINI } from './wan21-config.js';
 import { createWan21Card } from './wan21-card.js';
+import { WAN21_VAE_MINI } from './vae/vae-config.js';
 
 /** The wan21-mini card: the tiny Wan2.1-structured model the CPU reference runs quickly. */
 export const wan21MiniCard = createWan21Card({ id: 'wan21-mini', config: WAN21_MINI });
+
+/**
+ * `wan21-mini-vae`: wan21-mini plus the small Wan2.1-structured VAE decoder `WAN21_VAE_MINI`
+ * (component `vae`), so its rollouts can return decoded frames — the reduced config of the
+ * pixel path that CI runs. The decoder has no TS reference forward, so the card needs an ort-*
+ * backend; a worker loads it only when its models name it.
+ */
+export const wan21MiniVaeCard = createWan21Card({
+  id: 'wan21-mini-vae',
+  config: WAN21_MINI,
+  vae: WAN21_VAE_MINI,
+  loadByDefault: false,
+});

@@ -24,8 +24,14 @@ describe('the wan2.1-t2v-1.3b card', () => {
     expect(dit!.parameterShapes().get('blocks.29.ffn.0.weight')).toEqual([8960, 1536]);
   });
 
-  it('takes embeddings: a dit and no text encoder, 512 × 4096 embeddings', () => {
-    expect(wan21T2v13bCard.components.map((c) => c.id)).toEqual(['dit']);
+  it('takes embeddings: a dit and no text encoder, 512 × 4096 embeddings; the published VAE decodes', () => {
+    expect(wan21T2v13bCard.components.map((c) => c.id)).toEqual(['dit', 'vae']);
+    // 240 × 416 × 33 from its default latent 9 × 30 × 52 (flow_grpo's Wan2.1 video).
+    expect(wan21T2v13bCard.frameDecoder?.clip([16, 9, 30, 52])).toEqual({
+      frames: 33,
+      height: 240,
+      width: 416,
+    });
     expect(wan21T2v13bCard.textEmbeddings).toEqual({ dim: 4096, maxTokens: 512 });
     expect(wan21T2v13bCard.loadByDefault).toBe(false);
   });
@@ -58,11 +64,11 @@ describe('the wan2.1-t2v-1.3b card', () => {
 
   it('is registered, but not loaded by a worker that names no models', () => {
     expect(DEFAULT_CARD_REGISTRY.get('wan2.1-t2v-1.3b')).toBe(wan21T2v13bCard);
-    expect(DEFAULT_CARD_REGISTRY.ids).toEqual(['wan21-mini', 'wan2.1-t2v-1.3b']);
+    expect(DEFAULT_CARD_REGISTRY.ids).toEqual(['wan21-mini', 'wan21-mini-vae', 'wan2.1-t2v-1.3b']);
     expect(DEFAULT_CARD_REGISTRY.defaultIds).toEqual(['wan21-mini']);
     expect(DEFAULT_CARD_REGISTRY.capabilities('wan2.1-t2v-1.3b', base)).toEqual({
       ops: ['flow_sde_step', 'cfg_combine'],
-      componentKinds: ['dit'],
+      componentKinds: ['dit', 'vae_decoder'],
     });
   });
 

@@ -1,5 +1,6 @@
 import { createWan21Card } from './wan21-card.js';
 import { WAN21_1_3B } from './wan21-config.js';
+import { WAN21_VAE } from './vae/vae-config.js';
 
 /**
  * The rest of flow_grpo's Wan2.1 recipe, which a card's sampling defaults cannot say: what a
@@ -49,13 +50,15 @@ export const WAN21_T2V_1_3B_RECIPE = Object.freeze({
  * - sampler `sde`: FlowGRPO's rollouts are SDE steps with log-probs;
  * - latent 9 × 30 × 52: the 240 × 416 × 33 video of `general_ocr_wan2_1` through the Wan VAE
  *   (temporal stride 4: (33 − 1) / 4 + 1 = 9; spatial stride 8: 240 / 8, 416 / 8).
- * A worker loads its 5.7 GB of float32 weights only when its models name it (`loadByDefault`
- * false).
+ * Its `vae` component is the published Wan2.1 VAE decoder (`WAN21_VAE`: 73.3 M parameters), so a
+ * request may ask for decoded frames (`decodeFrames`). A worker loads its 5.7 GB of float32
+ * weights only when its models name it (`loadByDefault` false).
  */
 export const wan21T2v13bCard = createWan21Card({
   id: 'wan2.1-t2v-1.3b',
   config: WAN21_1_3B,
   textInput: 'embeddings',
+  vae: WAN21_VAE,
   loadByDefault: false,
   sampling: Object.freeze({
     steps: 20,
