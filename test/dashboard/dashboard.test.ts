@@ -260,8 +260,25 @@ function decodedImage(selector: string): DecodedImage | null {
   return { width: img.naturalWidth, height: img.naturalHeight, rgb };
 }
 
-/** Waits (with a deadline) until the image `selector` has loaded, then gives its pixels. */
+/**
+ * Scrolls the image `selector` into view (frames load lazily), waits (with a deadline) until it
+ * has loaded, then gives its pixels.
+ */
 async function loadedImage(selector: string): Promise<DecodedImage> {
+  // In one page-side step: the list re-renders every 2 s, replacing the element. The scroll
+  // position stays, so the replacement is in view too.
+  await page.waitForFunction(
+    (sel) => {
+      const { document } = globalThis as unknown as {
+        document: { querySelector(s: string): { scrollIntoView(o: object): void } | null };
+      };
+      const node = document.querySelector(sel);
+      node?.scrollIntoView({ block: 'center' });
+      return node !== null;
+    },
+    selector,
+    { timeout: SHOWS_WITHIN_MS, polling: 100 },
+  );
   const handle = await page.waitForFunction(decodedImage, selector, {
     timeout: SHOWS_WITHIN_MS,
     polling: 100,
@@ -459,6 +476,13 @@ describe('dashboard in headless Chromium', () => {
         name: 'w-cpu-a',
       },
     );
+    // A short window: the rollouts list starts below it, so no frame may be fetched before a
+    // thumbnail is scrolled into view.
+    await page.setViewportSize({ width: 1400, height: 400 });
+    const frameRequests: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/frames/')) frameRequests.push(request.url());
+    });
     try {
       await page.goto(`${fixture.url}/?token=${TOKENS.viewer}`);
       await waitForText(`[data-rollout="${withFrames.id}"]`, 'completed');
@@ -477,11 +501,19 @@ describe('dashboard in headless Chromium', () => {
     });
     expect(byId.get(latentsOnly.id)?.frames).toBeUndefined();
 
+    // Lazy: two more renders of the list with the thumbnail out of view fetch no frame.
+    const thumbSelector = `[data-rollout="${withFrames.id}"] img[data-frame="${withFrames.id}|0|0"]`;
+    expect(await page.locator(thumbSelector).getAttribute('src')).toBeNull();
+    for (let i = 0; i < 2; i++) {
+      await page.waitForResponse((response) => response.url().includes('/v1/rollouts?limit='), {
+        timeout: SHOWS_WITHIN_MS,
+      });
+    }
+    expect(frameRequests).toEqual([]);
+
     // The thumbnail is sample 0's first returned frame, decoded by the browser from the PNG.
     const record = records.get(withFrames.id)!;
-    const thumb = await loadedImage(
-      `[data-rollout="${withFrames.id}"] img[data-frame="${withFrames.id}|0|0"]`,
-    );
+    const thumb = await loadedImage(thumbSelector);
     expect(thumb).toEqual({ width: 8, height: 6, rgb: framePixels(record, 0, 0) });
     // A rollout that returned no frames shows none (and asks for none).
     expect(await page.locator(`[data-rollout="${latentsOnly.id}"] img`).count()).toBe(0);
@@ -501,6 +533,9 @@ describe('dashboard in headless Chromium', () => {
       );
       expect(strip.rgb, `sample 1, frame ${frame}`).toEqual(framePixels(record, 1, at));
     }
+    // Each frame was fetched once, whatever the re-renders in between.
+    expect(new Set(frameRequests).size).toBe(frameRequests.length);
+    await page.setViewportSize({ width: 1400, height: 900 });
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-frames.png'), fullPage: true });
 
