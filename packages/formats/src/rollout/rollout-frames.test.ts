@@ -5,9 +5,82 @@ import { writeSafetensors } from '../safetensors/write-safetensors.js';
 import { readSafetensors } from '../safetensors/read-safetensors.js';
 import { readRolloutFile } from './read-rollout-file.js';
 import { RolloutFrames } from './rollout-frames.js';
-import { validV2VectorSpecs } from './vectors/v2-valid-vectors.js';
-import { validVectorSpecs } from './vectors/valid-vectors.js';
+import type { RolloutMetadata, RolloutVideo } from './rollout-metadata.js';
+import type { RolloutRecord } from './rollout-record.js';
 import { writeRolloutFile } from './write-rollout-file.js';
+
+interface Shape {
+  readonly name: string;
+  readonly group: number;
+  /** v2's geometry; undefined writes v1, null a v2 file without frames. */
+  readonly video?: RolloutVideo | null;
+  readonly frameIndices?: readonly number[];
+  readonly latentSteps?: readonly number[];
+}
+
+/** A rollout record of `shape` (T = 3, latent [4, 2, 1, 1]) with frames that differ per byte. */
+function record(shape: Shape): RolloutRecord {
+  const steps = 3;
+  const { group: g, video, frameIndices = [] } = shape;
+  const latentSteps = shape.latentSteps ?? [0, 1, 2, 3];
+  const sigmas = Float64Array.from({ length: steps + 1 }, (_, i) => 1 - i / steps);
+  const frameBytes = video ? g * frameIndices.length * video.height * video.width * 3 : 0;
+  return {
+    metadata: {
+      model: 'toy-dit',
+      loopId: 'toy.denoise',
+      prompt: 'a red fox',
+      negativePrompt: '',
+      sampler: 'sde',
+      steps,
+      group: g,
+      latentDims: [4, 2, 1, 1],
+      noiseLevel: 0.7,
+      guidanceScale: 1,
+      shift: 3,
+      weightsVersions: { dit: 1 },
+      backend: { dit: 'ort-cpu' },
+      platform: { device: 'cpu', arch: 'x86-64-v3' },
+      interceptors: [],
+      ...(video === undefined ? {} : { video }),
+    } as RolloutMetadata,
+    latents: Float32Array.from({ length: latentSteps.length * g * 8 }, (_, i) => i / 8),
+    logProbs: new Float64Array(steps * g).fill(-1),
+    seeds: Array.from({ length: g }, (_, i) => i + 1),
+    sigmas,
+    timesteps: sigmas.slice(0, steps).map((s) => 1000 * s),
+    stepIndices: Int32Array.from({ length: steps }, (_, i) => i),
+    ...(video === undefined ? {} : { latentSteps: Int32Array.from(latentSteps) }),
+    ...(video
+      ? {
+          frameIndices: Int32Array.from(frameIndices),
+          frames: Uint8Array.from({ length: frameBytes }, (_, i) => (i * 37 + (i >> 8)) % 256),
+        }
+      : {}),
+  };
+}
+
+const WITH_FRAMES: readonly Shape[] = [
+  {
+    name: 'first frame, G=2',
+    group: 2,
+    video: { frames: 5, height: 2, width: 3 },
+    frameIndices: [0],
+  },
+  {
+    name: 'every 2nd frame and a kept-steps window, G=2',
+    group: 2,
+    video: { frames: 5, height: 3, width: 2 },
+    frameIndices: [0, 2, 4],
+    latentSteps: [1, 2, 3],
+  },
+  {
+    name: 'every frame, G=1',
+    group: 1,
+    video: { frames: 5, height: 1, width: 2 },
+    frameIndices: [0, 1, 2, 3, 4],
+  },
+];
 
 /** `bytes` as RandomAccessBytes that hands out at most `chunk` bytes a read (as a stream does). */
 function memoryBytes(bytes: Uint8Array, chunk = 7): RandomAccessBytes {
@@ -33,12 +106,10 @@ async function framesOf(
 }
 
 describe('RolloutFrames', () => {
-  const withFrames = validV2VectorSpecs().filter((spec) => spec.record.frames != null);
-
-  it.each(withFrames.map((spec) => [spec.name, spec] as const))(
+  it.each(WITH_FRAMES.map((shape) => [shape.name, shape] as const))(
     '%s: every frame equals the whole-file reader’s, reading only the header, indices and that frame',
-    async (_name, spec) => {
-      const bytes = writeRolloutFile(spec.record);
+    async (_name, shape) => {
+      const bytes = writeRolloutFile(record(shape));
       const whole = readRolloutFile(bytes);
       const { frames, reader } = await framesOf(bytes);
       expect(frames).not.toBeNull();
@@ -58,15 +129,15 @@ describe('RolloutFrames', () => {
   );
 
   it('is null for a file without frames (v1, and v2 with video null)', async () => {
-    const v1 = validVectorSpecs()[0]!.record;
-    const noVideo = validV2VectorSpecs().find((spec) => spec.name === 'window-no-frames')!;
-    for (const record of [v1, noVideo.record]) {
-      expect((await framesOf(writeRolloutFile(record))).frames).toBeNull();
+    const v1 = record({ name: 'v1', group: 2 });
+    const noVideo = record({ name: 'window', group: 2, video: null, latentSteps: [2, 3] });
+    for (const file of [v1, noVideo]) {
+      expect((await framesOf(writeRolloutFile(file))).frames).toBeNull();
     }
   });
 
   it('refuses out-of-range samples and frames', async () => {
-    const { frames } = await framesOf(writeRolloutFile(withFrames[0]!.record));
+    const { frames } = await framesOf(writeRolloutFile(record(WITH_FRAMES[0]!)));
     for (const [sample, at] of [
       [-1, 0],
       [frames!.group, 0],
@@ -80,7 +151,7 @@ describe('RolloutFrames', () => {
   });
 
   it('refuses a file whose frame tensors break the spec', async () => {
-    const good = readSafetensors(writeRolloutFile(withFrames[1]!.record));
+    const good = readSafetensors(writeRolloutFile(record(WITH_FRAMES[1]!)));
     const rewrite = (
       name: string,
       replace: (data: Uint8Array | Int32Array) => Record<string, unknown>,
