@@ -69,7 +69,7 @@ function observedBlobStore(blobDir: string, onResultStored: ResultStoredListener
       onResultStored(jobId, file, performance.now() - started);
       return written;
     },
-    openResult: (jobId, file) => inner.openResult(jobId, file),
+    openResult: (jobId, file, range) => inner.openResult(jobId, file, range),
     listBlobs: () => inner.listBlobs(),
     deleteBlob: (sha256) => inner.deleteBlob(sha256),
     listResults: () => inner.listResults(),

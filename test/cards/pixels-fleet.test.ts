@@ -9,7 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FlowfleetClient, type RolloutFile } from '@flowfleet/client';
-import { readSafetensors, writeSafetensors, type SafetensorsTensor } from '@flowfleet/formats';
+import {
+  encodePngRgb,
+  readSafetensors,
+  writeSafetensors,
+  type SafetensorsTensor,
+} from '@flowfleet/formats';
 import { DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
 import { wan21MiniVaeCard as card } from '@flowfleet/models/wan21';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -217,4 +222,28 @@ describe('decoded frames through the fleet (wan21-mini-vae on ort-cpu)', () => {
       `[pixels] result bytes: every latent ${allBytes}, window {fromStep 0, steps 1} of 4 steps ${windowBytes} (${((1 - windowBytes / allBytes) * 100).toFixed(1)} % less)`,
     );
   }, 300_000);
+
+  it('lists the frames a worker returned and serves each as a PNG (the dashboard’s thumbnails)', async () => {
+    const { id, file } = await run({ decodeFrames: { every: 2 } });
+    const listed = (await (await fleet.api('/v1/rollouts?limit=20')).json()) as {
+      rollouts: { id: string; frames?: unknown }[];
+    };
+    expect(listed.rollouts.find((r) => r.id === id)?.frames).toEqual({
+      indices: [0, 2, 4],
+      width: 32,
+      height: 32,
+    });
+    for (const [at, frame] of [
+      [0, 0],
+      [2, 4],
+    ] as const) {
+      const response = await fleet.api(`/v1/rollouts/${id}/frames/1/${frame}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('image/png');
+      // The encoder is deterministic: the route served exactly this frame of the worker's file.
+      expect(new Uint8Array(await response.arrayBuffer())).toEqual(
+        encodePngRgb(file.frame(1, at), 32, 32),
+      );
+    }
+  });
 });

@@ -20,7 +20,9 @@ function concreteUrl(pattern: string): string {
   return pattern
     .replace(':id', '00000000-0000-4000-8000-000000000000')
     .replace(':sha256', 'a'.repeat(64))
-    .replace(':component', 'dit');
+    .replace(':component', 'dit')
+    .replace(':sample', '0')
+    .replace(':frame', '0');
 }
 
 describe('auth matrix (enumerated from the server route table)', () => {

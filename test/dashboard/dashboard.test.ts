@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RolloutListSchema } from '@flowfleet/coordinator';
-import { writeSafetensors } from '@flowfleet/formats';
+import {
+  summarizeRollout,
+  writeRolloutFile,
+  writeSafetensors,
+  type RolloutMetadata,
+  type RolloutRecord,
+} from '@flowfleet/formats';
 import { fleetKeys, type SyncAck } from '@flowfleet/protocol';
 import { Worker as BullWorker } from 'bullmq';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -17,6 +23,7 @@ import {
   fakeManifest,
   kernelRow,
   registerFakeWorker,
+  resultUpload,
   rolloutBody,
   startTestCoordinator,
   type TestCoordinator,
@@ -145,6 +152,138 @@ function ack(workerId: string, version: number, status: SyncAck['status']): stri
     ...(status === 'ok' ? {} : { reason: 'sha256 mismatch' }),
     at: new Date().toISOString(),
   } satisfies SyncAck);
+}
+
+/** Frame geometry of the stored v2 result: a 9-frame 8×6 clip, frames 0, 4 and 8 returned. */
+const VIDEO = { frames: 9, height: 6, width: 8 } as const;
+const FRAME_INDICES = [0, 4, 8];
+
+/**
+ * A rollout record of job `seeds` (T = 2, G = seeds.length): v2 with RGB frames that differ per
+ * sample, frame, pixel and channel when `withFrames`, else v1 (latents only).
+ */
+function rolloutRecord(seeds: readonly number[], withFrames: boolean): RolloutRecord {
+  const steps = 2;
+  const group = seeds.length;
+  const sigmas = Float64Array.from({ length: steps + 1 }, (_, i) => 1 - i / steps);
+  const metadata = {
+    model: 'wan21-mini',
+    loopId: 'wan21.denoise',
+    prompt: 'a red fox in snow',
+    negativePrompt: '',
+    sampler: 'sde',
+    steps,
+    group,
+    latentDims: [4, 1, 2, 2],
+    noiseLevel: 0.7,
+    guidanceScale: 4.5,
+    shift: 3,
+    weightsVersions: { dit: 0 },
+    backend: { dit: 'cpu-reference', vae: 'cpu-reference' },
+    platform: { device: 'cpu', arch: 'x86-64-v3' },
+    interceptors: [],
+    ...(withFrames ? { video: VIDEO } : {}),
+  } as RolloutMetadata;
+  const frameBytes = VIDEO.height * VIDEO.width * 3;
+  return {
+    metadata,
+    latents: Float32Array.from({ length: (steps + 1) * group * 16 }, (_, i) => i / 64),
+    logProbs: new Float64Array(steps * group).fill(-1.5),
+    seeds,
+    sigmas,
+    timesteps: sigmas.slice(0, steps).map((s) => 1000 * s),
+    stepIndices: Int32Array.from({ length: steps }, (_, i) => i),
+    ...(withFrames
+      ? {
+          frameIndices: Int32Array.from(FRAME_INDICES),
+          frames: Uint8Array.from(
+            { length: group * FRAME_INDICES.length * frameBytes },
+            (_, i) => (i * 29 + Math.floor(i / frameBytes) * 71) % 256,
+          ),
+        }
+      : {}),
+  };
+}
+
+/** Sample `g`'s returned frame `at` of a record, as plain RGB numbers. */
+function framePixels(record: RolloutRecord, g: number, at: number): number[] {
+  const size = VIDEO.height * VIDEO.width * 3;
+  const start = (g * FRAME_INDICES.length + at) * size;
+  return Array.from(record.frames!.subarray(start, start + size));
+}
+
+interface DecodedImage {
+  readonly width: number;
+  readonly height: number;
+  readonly rgb: number[];
+}
+
+/** The browser globals `decodedImage` uses (the repo compiles without lib.dom). */
+interface CanvasGlobals {
+  readonly document: {
+    querySelector(selector: string): {
+      readonly complete: boolean;
+      readonly naturalWidth: number;
+      readonly naturalHeight: number;
+    } | null;
+    createElement(tag: 'canvas'): {
+      width: number;
+      height: number;
+      getContext(kind: '2d'): {
+        drawImage(image: unknown, x: number, y: number): void;
+        getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+      };
+    };
+  };
+}
+
+/**
+ * Runs in the page: the pixels of the loaded image `selector` as the browser decoded them (drawn
+ * on a canvas) — its natural size and RGB bytes — or null until it has loaded. Throws when a
+ * pixel is not opaque (the PNG has no alpha).
+ */
+function decodedImage(selector: string): DecodedImage | null {
+  const { document } = globalThis as unknown as CanvasGlobals;
+  const img = document.querySelector(selector);
+  if (img === null || !img.complete || img.naturalWidth === 0) return null;
+  const canvas = document.createElement('canvas');
+  canvas.width = img.naturalWidth;
+  canvas.height = img.naturalHeight;
+  const context = canvas.getContext('2d');
+  context.drawImage(img, 0, 0);
+  const rgba = context.getImageData(0, 0, canvas.width, canvas.height).data;
+  const rgb: number[] = [];
+  for (let i = 0; i < rgba.length; i += 4) {
+    if (rgba[i + 3] !== 255) throw new Error(`pixel ${i / 4} is not opaque`);
+    rgb.push(rgba[i]!, rgba[i + 1]!, rgba[i + 2]!);
+  }
+  return { width: img.naturalWidth, height: img.naturalHeight, rgb };
+}
+
+/**
+ * Scrolls the image `selector` into view (frames load lazily), waits (with a deadline) until it
+ * has loaded, then gives its pixels.
+ */
+async function loadedImage(selector: string): Promise<DecodedImage> {
+  // In one page-side step: the list re-renders every 2 s, replacing the element. The scroll
+  // position stays, so the replacement is in view too.
+  await page.waitForFunction(
+    (sel) => {
+      const { document } = globalThis as unknown as {
+        document: { querySelector(s: string): { scrollIntoView(o: object): void } | null };
+      };
+      const node = document.querySelector(sel);
+      node?.scrollIntoView({ block: 'center' });
+      return node !== null;
+    },
+    selector,
+    { timeout: SHOWS_WITHIN_MS, polling: 100 },
+  );
+  const handle = await page.waitForFunction(decodedImage, selector, {
+    timeout: SHOWS_WITHIN_MS,
+    polling: 100,
+  });
+  return (await handle.jsonValue()) as DecodedImage;
 }
 
 describe('dashboard in headless Chromium', () => {
@@ -288,5 +427,137 @@ describe('dashboard in headless Chromium', () => {
       return response.status;
     }, enqueued.lane);
     expect(readOnly).toBe(403);
+  });
+
+  it('shows a thumbnail of each rollout’s first returned frame, and the strip on click', async () => {
+    const withFrames = (await (
+      await api('POST', '/v1/rollouts', 'trainer', rolloutBody())
+    ).json()) as {
+      id: string;
+      lane: string;
+    };
+    const latentsOnly = (await (
+      await api('POST', '/v1/rollouts', 'trainer', rolloutBody({ seeds: [3, 4] }))
+    ).json()) as { id: string; lane: string };
+    const records = new Map([
+      [withFrames.id, rolloutRecord([1, 2], true)],
+      [latentsOnly.id, rolloutRecord([3, 4], false)],
+    ]);
+    // A stand-in worker stores each result through the real upload route, as the worker app does.
+    const worker = new BullWorker(
+      withFrames.lane,
+      async (job) => {
+        const record = records.get(job.id!);
+        if (record === undefined) return {};
+        const summary = summarizeRollout(job.id!, record, {
+          worker: 'w-cpu-a',
+          timings: { totalMs: 3, encodeMs: 1, denoiseMs: 2, captureMs: 0, stepMs: [1, 1] },
+          captureStats: {
+            captures: 0,
+            replays: 0,
+            eagerBreaks: 0,
+            evictions: 0,
+            liveGraphs: 0,
+            bytesHeld: 0,
+          },
+        });
+        const upload = resultUpload(summary, writeRolloutFile(record));
+        const stored = await fetch(`${fixture.url}/v1/results/${job.id}`, {
+          method: 'PUT',
+          headers: { ...fixture.auth('worker'), ...upload.headers },
+          body: upload.payload,
+        });
+        if (stored.status !== 201) throw new Error(`upload answered ${stored.status}`);
+        return summary;
+      },
+      {
+        connection: { host: server.host, port: server.port },
+        prefix: fixture.coordinator.services.keys.laneBullPrefix(withFrames.lane),
+        name: 'w-cpu-a',
+      },
+    );
+    // A short window: the rollouts list starts below it, so no frame may be fetched before a
+    // thumbnail is scrolled into view.
+    await page.setViewportSize({ width: 1400, height: 400 });
+    const frameRequests: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/frames/')) frameRequests.push(request.url());
+    });
+    try {
+      await page.goto(`${fixture.url}/?token=${TOKENS.viewer}`);
+      await waitForText(`[data-rollout="${withFrames.id}"]`, 'completed');
+      await waitForText(`[data-rollout="${latentsOnly.id}"]`, 'completed');
+    } finally {
+      await worker.close();
+    }
+    const listed = RolloutListSchema.parse(
+      await (await api('GET', '/v1/rollouts?limit=5', 'viewer')).json(),
+    );
+    const byId = new Map(listed.rollouts.map((r) => [r.id, r]));
+    expect(byId.get(withFrames.id)?.frames).toEqual({
+      indices: FRAME_INDICES,
+      width: 8,
+      height: 6,
+    });
+    expect(byId.get(latentsOnly.id)?.frames).toBeUndefined();
+
+    // Lazy: two more renders of the list with the thumbnail out of view fetch no frame.
+    const thumbSelector = `[data-rollout="${withFrames.id}"] img[data-frame="${withFrames.id}|0|0"]`;
+    expect(await page.locator(thumbSelector).getAttribute('src')).toBeNull();
+    for (let i = 0; i < 2; i++) {
+      await page.waitForResponse((response) => response.url().includes('/v1/rollouts?limit='), {
+        timeout: SHOWS_WITHIN_MS,
+      });
+    }
+    expect(frameRequests).toEqual([]);
+
+    // The thumbnail is sample 0's first returned frame, decoded by the browser from the PNG.
+    const record = records.get(withFrames.id)!;
+    const thumb = await loadedImage(thumbSelector);
+    expect(thumb).toEqual({ width: 8, height: 6, rgb: framePixels(record, 0, 0) });
+    // A rollout that returned no frames shows none (and asks for none).
+    expect(await page.locator(`[data-rollout="${latentsOnly.id}"] img`).count()).toBe(0);
+
+    // Click: the strip of sample 0's returned frames; then sample 1's.
+    await page.locator(`[data-thumb="${withFrames.id}"]`).click();
+    for (const [at, frame] of FRAME_INDICES.entries()) {
+      const strip = await loadedImage(
+        `[data-strip="${withFrames.id}"] img[data-frame="${withFrames.id}|0|${frame}"]`,
+      );
+      expect(strip.rgb, `sample 0, frame ${frame}`).toEqual(framePixels(record, 0, at));
+    }
+    await page.locator(`[data-strip-sample="${withFrames.id}|1"]`).click();
+    for (const [at, frame] of FRAME_INDICES.entries()) {
+      const strip = await loadedImage(
+        `[data-strip="${withFrames.id}"] img[data-frame="${withFrames.id}|1|${frame}"]`,
+      );
+      expect(strip.rgb, `sample 1, frame ${frame}`).toEqual(framePixels(record, 1, at));
+    }
+    // Each frame was fetched once, whatever the re-renders in between.
+    expect(new Set(frameRequests).size).toBe(frameRequests.length);
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-frames.png'), fullPage: true });
+
+    // The route: a cacheable PNG for a viewer; coded refusals otherwise.
+    const png = await api('GET', `/v1/rollouts/${withFrames.id}/frames/1/4`, 'viewer');
+    expect(png.status).toBe(200);
+    expect(png.headers.get('content-type')).toBe('image/png');
+    expect(png.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
+    expect((await fetch(`${fixture.url}/v1/rollouts/${withFrames.id}/frames/0/0`)).status).toBe(
+      401,
+    );
+    const refusals: [string, number, string, string | undefined][] = [
+      [`${latentsOnly.id}/frames/0/0`, 404, 'API_FRAME_NOT_FOUND', 'no-frames'],
+      [`${withFrames.id}/frames/2/0`, 404, 'API_FRAME_NOT_FOUND', 'sample'],
+      [`${withFrames.id}/frames/0/1`, 404, 'API_FRAME_NOT_FOUND', 'frame'],
+      [`${withFrames.id}/frames/0/-1`, 400, 'API_INVALID_PARAMS', undefined],
+      ['no-such-job/frames/0/0', 404, 'API_JOB_NOT_FOUND', undefined],
+    ];
+    for (const [path, status, code, reason] of refusals) {
+      const answer = await api('GET', `/v1/rollouts/${path}`, 'viewer');
+      const body = (await answer.json()) as { code: string; details: { reason?: string } };
+      expect([answer.status, body.code, body.details.reason], path).toEqual([status, code, reason]);
+    }
   });
 });

@@ -90,8 +90,12 @@ export interface BlobStore {
     source: ByteSource,
     maxBytes: number,
   ): Promise<ResultWrite>;
-  /** Opens a job's result file, or undefined when absent. */
-  openResult(jobId: string, file: ResultFile): Promise<OpenedObject | undefined>;
+  /**
+   * Opens a job's result file (or `range` of it: the frame route reads one frame), or undefined
+   * when absent.
+   * @throws FlowfleetError API_RANGE_NOT_SATISFIABLE when `range` is not inside the file
+   */
+  openResult(jobId: string, file: ResultFile, range?: ByteRange): Promise<OpenedObject | undefined>;
   /** Every stored blob (for retention; in no particular order). */
   listBlobs(): AsyncIterable<StoredEntry>;
   /** Deletes a blob and its digest; an absent one is fine. */
@@ -225,8 +229,12 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  openResult(jobId: string, file: ResultFile): Promise<OpenedObject | undefined> {
-    return this.#open(this.#resultPath(jobId, file));
+  openResult(
+    jobId: string,
+    file: ResultFile,
+    range?: ByteRange,
+  ): Promise<OpenedObject | undefined> {
+    return this.#open(this.#resultPath(jobId, file), range);
   }
 
   async *listBlobs(): AsyncIterable<StoredEntry> {

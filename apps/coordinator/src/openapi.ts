@@ -15,6 +15,7 @@ const RAW = {
   binary: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
   text: { 'text/plain': { schema: { type: 'string' } } },
   html: { 'text/html': { schema: { type: 'string' } } },
+  png: { 'image/png': { schema: { type: 'string', format: 'binary' } } },
 } as const;
 
 function jsonContent(schema: z.ZodType, io: 'input' | 'output'): JsonObject {

@@ -28,10 +28,13 @@ export interface RouteDoc {
   /** The body is raw bytes (`application/octet-stream`, the only type the route takes), not JSON. */
   readonly consumes?: 'binary';
   /**
-   * A success answer that is not JSON: raw bytes, plain text or an HTML page (JSON answers are
-   * described by `schema.response`).
+   * A success answer that is not JSON: raw bytes, plain text, an HTML page or a PNG image (JSON
+   * answers are described by `schema.response`).
    */
-  readonly produces?: { readonly status: number; readonly body: 'binary' | 'text' | 'html' };
+  readonly produces?: {
+    readonly status: number;
+    readonly body: 'binary' | 'text' | 'html' | 'png';
+  };
   /** The code of a body that fails `schema.body` (default `API_INVALID_BODY`). */
   readonly bodyError?: ErrorCode;
   /**

@@ -186,6 +186,18 @@ export const ERROR_CODES = {
     httpStatus: 404,
     summary: 'The rollout has no stored result yet (not completed, or failed).',
   },
+  API_FRAME_NOT_FOUND: {
+    source: 'coordinator',
+    httpStatus: 404,
+    summary:
+      "The rollout's stored result holds no such frame: it returned no frames (`details.reason` `no-frames`), or the sample or clip frame index is not among those it returned (`sample`, `frame`; `details` says what it holds).",
+  },
+  API_RESULT_UNREADABLE: {
+    source: 'coordinator',
+    httpStatus: 500,
+    summary:
+      "A rollout's stored result is not a readable RolloutFile (the worker stored bytes that break the format); `details.cause` is the format's code and reason.",
+  },
   API_BLOB_NOT_FOUND: {
     source: 'coordinator',
     httpStatus: 404,
@@ -583,7 +595,8 @@ export const ERROR_CODES = {
   FMT_INVALID_ARGUMENT: {
     source: 'formats',
     httpStatus: 400,
-    summary: 'A RolloutFile accessor was given a step or sample index outside the file.',
+    summary:
+      'A formats accessor or encoder was given an argument outside its file or image: a RolloutFile step, sample or frame index, a tensor byte slice, a PNG dimension or pixel count.',
   },
   FMT_FILE_IO: {
     source: 'formats',

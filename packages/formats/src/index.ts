@@ -58,6 +58,7 @@ export type {
 } from './safetensors/safetensors-checkpoint.js';
 export type { SafetensorsEntry, SafetensorsHeader } from './safetensors/safetensors-header.js';
 export { SafetensorsFileReader, readSafetensorsHeader } from './safetensors/safetensors-file.js';
+export type { RandomAccessBytes } from './safetensors/safetensors-file.js';
 export type {
   SafetensorsInvalidDetails,
   SafetensorsInvalidReason,
@@ -87,6 +88,7 @@ export type { RolloutRecord, RolloutTensorSpec } from './rollout/rollout-record.
 export { writeRolloutFile } from './rollout/write-rollout-file.js';
 export { readRolloutFile } from './rollout/read-rollout-file.js';
 export { RolloutFile } from './rollout/rollout-file.js';
+export { RolloutFrames } from './rollout/rollout-frames.js';
 export {
   CaptureStatsSchema,
   RolloutSummarySchema,
@@ -122,6 +124,9 @@ export type {
   OnnxTensor,
   OnnxValueInfo,
 } from './onnx/onnx-types.js';
+
+// PNG
+export { encodePngRgb } from './png/encode-png.js';
 
 // JSON
 export { canonicalJson } from './canonical-json.js';

@@ -83,7 +83,14 @@ export {
   JobViewSchema,
   LaneNameSchema,
 } from './job-status.js';
-export type { JobProgress, JobState, JobStatus, JobView, RolloutListItem } from './job-status.js';
+export type {
+  JobProgress,
+  JobState,
+  JobStatus,
+  JobView,
+  ListedFrames,
+  RolloutListItem,
+} from './job-status.js';
 export {
   RolloutJobSchema,
   rolloutJobFor,

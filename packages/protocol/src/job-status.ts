@@ -66,9 +66,22 @@ export const JobStatusSchema = z
 /** A job's status. */
 export type JobStatus = z.infer<typeof JobStatusSchema>;
 
+/** The frames a completed rollout returned, as the listing names them (the pixels are separate). */
+export const ListedFramesSchema = z.strictObject({
+  /** The clip frame indices the result holds (its `frame_indices`), increasing. */
+  indices: z.array(z.int().min(0)).min(1),
+  width: z.int().min(1),
+  height: z.int().min(1),
+});
+
+/** The frames a completed rollout returned, as the listing names them. */
+export type ListedFrames = z.infer<typeof ListedFramesSchema>;
+
 /**
  * One rollout as `GET /v1/rollouts` lists it: the job view plus what the request asked for
- * (absent when the stored payload cannot be read; the job is then `failed` with that code).
+ * (absent when the stored payload cannot be read; the job is then `failed` with that code), and
+ * for a completed rollout that returned frames, which ones (`GET /v1/rollouts/:id/frames/…`
+ * serves each).
  */
 export const RolloutListItemSchema = z
   .object({
@@ -77,6 +90,7 @@ export const RolloutListItemSchema = z
     /** The prompt, cut to a listing's length. */
     prompt: z.string().optional(),
     groupSize: z.int().min(1).optional(),
+    frames: ListedFramesSchema.optional(),
   })
   .superRefine(failedHasError);
 /** One listed rollout. */

@@ -43,6 +43,15 @@ table.matrix td.cell.absent { background:repeating-linear-gradient(45deg,#f3f4f6
 .muted { color:var(--muted); }
 .stale { color:var(--warn); font-weight:600; }
 .mono { font-family:ui-monospace,SFMono-Regular,Menlo,monospace; font-size:12px; }
+button.thumb { padding:0; border:1px solid var(--line); border-radius:4px; background:none; cursor:pointer; line-height:0; }
+button.thumb[aria-expanded=true] { outline:2px solid var(--info); }
+img.thumb { height:40px; width:auto; border-radius:3px; background:var(--none); }
+tr.strip-row td { background:#f9fafb; white-space:normal; }
+.strip { display:flex; gap:8px; flex-wrap:wrap; margin:6px 0; }
+.strip figure { margin:0; text-align:center; font-size:11px; color:var(--muted); }
+img.strip { height:96px; width:auto; display:block; border-radius:3px; background:var(--none); }
+.samples button.chip { border:0; cursor:pointer; font:inherit; font-size:12px; }
+.samples button.chip.picked { background:#dbeafe; color:var(--info); }
 #banner { display:none; background:#fee2e2; color:var(--bad); border:1px solid #fecaca; border-radius:8px; padding:8px 12px; }
 #login { display:none; max-width:420px; margin:64px auto; background:var(--card); border:1px solid var(--line); border-radius:8px; padding:20px 24px; }
 #login input { width:100%; padding:6px 8px; margin:8px 0; font:inherit; }
@@ -107,14 +116,17 @@ export function renderDashboardPage(
 `;
 }
 
-/** The Content-Security-Policy of the page: its own inline style and script, same-origin fetch. */
+/**
+ * The Content-Security-Policy of the page: its own inline style and script, same-origin fetch,
+ * and images from blob: URLs (the frames it fetched with its token).
+ */
 export function dashboardCsp(nonce: string): string {
   return [
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,
     `style-src 'nonce-${nonce}'`,
     "connect-src 'self'",
-    "img-src 'self' data:",
+    "img-src 'self' data: blob:",
     "form-action 'self'",
     "base-uri 'none'",
     "frame-ancestors 'none'",

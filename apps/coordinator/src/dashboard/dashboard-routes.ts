@@ -5,6 +5,7 @@ import type { CoordinatorServices } from '../services.js';
 import { queryToken, queuesCookie } from './browser-token.js';
 import { dashboardCsp, renderDashboardPage, type PageAuth } from './dashboard-page.js';
 import { registerQueueBoard } from './queue-board.js';
+import { registerRolloutFrameRoute } from './rollout-frame-route.js';
 import { registerRolloutListRoute } from './rollout-list-route.js';
 
 function sendPage(
@@ -41,8 +42,9 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
 }
 
 /**
- * The dashboard: `GET /` (the page), `GET /v1/rollouts` (recent rollouts, which the page lists)
- * and bull-board at `/queues`.
+ * The dashboard: `GET /` (the page), `GET /v1/rollouts` (recent rollouts, which the page lists),
+ * `GET /v1/rollouts/:id/frames/:sample/:frame` (a returned frame as a PNG, the page's
+ * thumbnails) and bull-board at `/queues`.
  */
 export function registerDashboard(app: FastifyInstance, services: CoordinatorServices): void {
   app.get('/', {
@@ -68,5 +70,6 @@ export function registerDashboard(app: FastifyInstance, services: CoordinatorSer
     },
   });
   registerRolloutListRoute(app, services);
+  registerRolloutFrameRoute(app, services);
   registerQueueBoard(app, services);
 }

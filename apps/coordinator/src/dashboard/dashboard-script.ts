@@ -1,7 +1,8 @@
 // The dashboard's browser script, inlined into the page (no build step, no external assets). It
 // takes the token from `?token=` (then drops it from the address bar) or from this tab's
-// sessionStorage, sends it as `Authorization: Bearer` on every fetch, and re-renders every 2 s.
-// Every value from the API is written with textContent, never as HTML.
+// sessionStorage, sends it as `Authorization: Bearer` on every fetch (frame images too: they are
+// fetched, then shown from blob: URLs), and re-renders every 2 s. Every value from the API is
+// written with textContent, never as HTML.
 export const DASHBOARD_SCRIPT = String.raw`
 (function () {
   'use strict';
@@ -257,25 +258,134 @@ export const DASHBOARD_SCRIPT = String.raw`
     })));
   }
 
+  // Frames: each is fetched once, when its image first scrolls into view, with the bearer token
+  // (never in a URL), and kept as an object URL so the 2 s re-render does not fetch it again.
+  var STRIP_FRAMES = 12;
+  var FRAME_CACHE = 240;
+  var frameUrls = new Map();
+  var expanded = {};
+  function framePath(id, sample, frame) {
+    return '/v1/rollouts/' + encodeURIComponent(id) + '/frames/' + sample + '/' + frame;
+  }
+  function loadFrame(path) {
+    var known = frameUrls.get(path);
+    if (known) return known;
+    var loading = fetch(path, { headers: { authorization: 'Bearer ' + token() } }).then(async function (response) {
+      if (!response.ok) {
+        var body = await response.json().catch(function () { return {}; });
+        throw new Error(body.code || 'HTTP ' + response.status);
+      }
+      return URL.createObjectURL(await response.blob());
+    });
+    // A refusal is kept too: a stored result never changes, so asking again would not help.
+    frameUrls.set(path, loading);
+    // Oldest first out; an image already shown keeps its pixels.
+    while (frameUrls.size > FRAME_CACHE) {
+      var oldest = frameUrls.keys().next().value;
+      frameUrls.get(oldest).then(URL.revokeObjectURL, function () {});
+      frameUrls.delete(oldest);
+    }
+    return loading;
+  }
+  function showFrame(img) {
+    loadFrame(img.getAttribute('data-src')).then(function (url) {
+      img.src = url;
+    }, function (error) {
+      img.replaceWith(h('span', { class: 'muted frame-missing', title: error.message, text: '–' }));
+    });
+  }
+  var frameObserver = typeof IntersectionObserver === 'function' ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) {
+      if (!entry.isIntersecting) return;
+      frameObserver.unobserve(entry.target);
+      showFrame(entry.target);
+    });
+  }, { rootMargin: '200px' }) : null;
+  function frameImage(id, sample, frame, frames, className) {
+    var path = framePath(id, sample, frame);
+    var img = h('img', {
+      class: className, alt: 'sample ' + sample + ', frame ' + frame, width: frames.width, height: frames.height,
+      'data-frame': id + '|' + sample + '|' + frame, 'data-src': path,
+    });
+    if (frameUrls.has(path) || !frameObserver) showFrame(img);
+    else frameObserver.observe(img);
+    return img;
+  }
+  // At most STRIP_FRAMES of the returned frames, evenly spaced, first and last included.
+  function stripIndices(indices) {
+    if (indices.length <= STRIP_FRAMES) return indices;
+    var picked = [];
+    for (var i = 0; i < STRIP_FRAMES; i++) {
+      var at = indices[Math.round((i * (indices.length - 1)) / (STRIP_FRAMES - 1))];
+      if (picked.indexOf(at) < 0) picked.push(at);
+    }
+    return picked;
+  }
+  function thumbnailCell(r) {
+    if (!r.frames) return h('td', { class: 'muted', text: '–' });
+    var open = expanded[r.id] !== undefined;
+    var button = h('button', {
+      class: 'thumb', type: 'button', 'aria-expanded': open ? 'true' : 'false',
+      title: 'frame ' + r.frames.indices[0] + ' of sample 0 (' + r.frames.indices.length + ' returned) — click for the strip',
+      'data-thumb': r.id,
+    }, [frameImage(r.id, 0, r.frames.indices[0], r.frames, 'thumb')]);
+    button.addEventListener('click', function () {
+      if (open) delete expanded[r.id];
+      else expanded[r.id] = 0;
+      renderRollouts(lastRollouts, Date.now());
+    });
+    return h('td', {}, [button]);
+  }
+  function stripRow(r, columns) {
+    var sample = expanded[r.id];
+    var group = r.groupSize || 1;
+    var samples = [];
+    for (var g = 0; g < Math.min(group, STRIP_FRAMES); g++) {
+      (function (g) {
+        var pick = h('button', { type: 'button', class: 'chip' + (g === sample ? ' picked' : ''), 'data-strip-sample': r.id + '|' + g, text: 'sample ' + g });
+        pick.addEventListener('click', function () {
+          expanded[r.id] = g;
+          renderRollouts(lastRollouts, Date.now());
+        });
+        samples.push(pick);
+      })(g);
+    }
+    var frames = stripIndices(r.frames.indices).map(function (frame) {
+      return h('figure', {}, [frameImage(r.id, sample, frame, r.frames, 'strip'), h('figcaption', { text: 'frame ' + frame })]);
+    });
+    return h('tr', { class: 'strip-row', 'data-strip': r.id }, [h('td', { colspan: columns }, [
+      h('div', { class: 'samples' }, group > 1 ? samples : []),
+      h('div', { class: 'strip' }, frames),
+      h('p', { class: 'muted', text: r.frames.indices.length + ' frames returned per sample, ' + r.frames.width + '×' + r.frames.height + (r.frames.indices.length > STRIP_FRAMES ? '; ' + frames.length + ' shown' : '') }),
+    ])]);
+  }
+
+  var lastRollouts = { rollouts: [] };
   function renderRollouts(list, now) {
+    lastRollouts = list;
+    // The images of the last render are gone: stop watching them.
+    if (frameObserver) frameObserver.disconnect();
     if (list.rollouts.length === 0) return fill('rollouts', empty('No rollouts yet.'));
-    fill('rollouts', table(
-      ['id', 'status', 'progress', 'model', 'prompt', h('th', { class: 'num', text: 'group' }), 'worker', h('th', { class: 'num', text: 'attempts' }), 'lane', h('th', { class: 'num', text: 'age' })],
-      list.rollouts.map(function (r) {
-        return h('tr', { 'data-rollout': r.id }, [
-          h('td', { class: 'mono', title: r.id, text: r.id.slice(r.id.lastIndexOf('.') + 1).slice(0, 8) }),
-          h('td', { title: r.error ? r.error.code + ': ' + r.error.message : undefined }, [badge(r.status)]),
-          h('td', {}, [bar(r.progress.step, r.progress.steps, r.progress.step + ' / ' + r.progress.steps)]),
-          // A job whose stored payload is unreadable is listed without its request.
-          h('td', { text: r.model || '–' }),
-          h('td', { title: r.prompt, text: !r.prompt ? '–' : r.prompt.length > 40 ? r.prompt.slice(0, 40) + '…' : r.prompt }),
-          h('td', { class: 'num', text: r.groupSize || '–' }),
-          h('td', { class: 'mono', text: r.worker || '–' }),
-          h('td', { class: 'num', text: r.attempts }),
-          h('td', { class: 'mono', text: r.lane }),
-          h('td', { class: 'num', text: age(r.createdAt, now) }),
-        ]);
-      })));
+    var headers = ['id', 'status', 'frame', 'progress', 'model', 'prompt', h('th', { class: 'num', text: 'group' }), 'worker', h('th', { class: 'num', text: 'attempts' }), 'lane', h('th', { class: 'num', text: 'age' })];
+    var rows = [];
+    list.rollouts.forEach(function (r) {
+      rows.push(h('tr', { 'data-rollout': r.id }, [
+        h('td', { class: 'mono', title: r.id, text: r.id.slice(r.id.lastIndexOf('.') + 1).slice(0, 8) }),
+        h('td', { title: r.error ? r.error.code + ': ' + r.error.message : undefined }, [badge(r.status)]),
+        thumbnailCell(r),
+        h('td', {}, [bar(r.progress.step, r.progress.steps, r.progress.step + ' / ' + r.progress.steps)]),
+        // A job whose stored payload is unreadable is listed without its request.
+        h('td', { text: r.model || '–' }),
+        h('td', { title: r.prompt, text: !r.prompt ? '–' : r.prompt.length > 40 ? r.prompt.slice(0, 40) + '…' : r.prompt }),
+        h('td', { class: 'num', text: r.groupSize || '–' }),
+        h('td', { class: 'mono', text: r.worker || '–' }),
+        h('td', { class: 'num', text: r.attempts }),
+        h('td', { class: 'mono', text: r.lane }),
+        h('td', { class: 'num', text: age(r.createdAt, now) }),
+      ]));
+      if (r.frames && expanded[r.id] !== undefined) rows.push(stripRow(r, headers.length));
+    });
+    fill('rollouts', table(headers, rows));
   }
 
   async function refresh() {

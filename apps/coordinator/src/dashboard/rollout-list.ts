@@ -1,4 +1,5 @@
-import type { FleetLimits, JobState, RolloutListItem } from '@flowfleet/protocol';
+import { RolloutVideoSchema } from '@flowfleet/formats';
+import type { FleetLimits, JobState, ListedFrames, RolloutListItem } from '@flowfleet/protocol';
 import type { JobType } from 'bullmq';
 import { z } from 'zod';
 import { jobViewOf } from '../job-view.js';
@@ -22,6 +23,24 @@ const STATE_GROUPS: readonly (readonly [JobType, JobType[]])[] = [
   ['failed', ['failed']],
 ];
 
+/** The two fields of a completed job's summary (its BullMQ return value) that name its frames. */
+const SummaryFramesSchema = z.object({
+  video: RolloutVideoSchema,
+  frameIndices: z.array(z.int().min(0)).min(1),
+});
+
+/**
+ * The frames a completed job returned, from the summary its worker completed it with (no blob
+ * read: listing stays as cheap as it was); undefined without frames or without a readable
+ * summary.
+ */
+function listedFramesOf(returnValue: unknown): ListedFrames | undefined {
+  const parsed = SummaryFramesSchema.safeParse(returnValue);
+  if (!parsed.success) return undefined;
+  const { video, frameIndices } = parsed.data;
+  return { indices: frameIndices, width: video.width, height: video.height };
+}
+
 /** Later lifecycle states rank higher. */
 const STATE_RANK: Readonly<Record<JobState, number>> = {
   queued: 0,
@@ -39,8 +58,9 @@ export interface RolloutListContext {
 
 /**
  * The `limit` most recently created rollouts across every recorded lane, newest first, with their
- * status and step progress (the same view as a job's status). Reads at most `limit` jobs per lane
- * and BullMQ state. A job whose payload cannot be read is listed as failed, without its request.
+ * status and step progress (the same view as a job's status) and, once completed, the frames they
+ * returned. Reads at most `limit` jobs per lane and BullMQ state, and no stored result. A job
+ * whose payload cannot be read is listed as failed, without its request.
  */
 export async function listRecentRollouts(
   context: RolloutListContext,
@@ -60,15 +80,19 @@ export async function listRecentRollouts(
               if (stored === undefined) return [];
               const view = jobViewOf(id, lane, state, stored.job, stored.read);
               const request = stored.read.ok ? stored.read.payload.request : undefined;
-              const item: RolloutListItem =
-                request === undefined
-                  ? view
+              const frames =
+                view.status === 'completed' ? listedFramesOf(stored.job.returnvalue) : undefined;
+              const item: RolloutListItem = {
+                ...view,
+                ...(request === undefined
+                  ? {}
                   : {
-                      ...view,
                       model: request.model,
                       prompt: request.prompt.slice(0, LISTED_PROMPT_CHARS),
                       groupSize: request.seeds.length,
-                    };
+                    }),
+                ...(frames === undefined ? {} : { frames }),
+              };
               return [{ item, createdAtMs: stored.job.timestamp }];
             }),
           );

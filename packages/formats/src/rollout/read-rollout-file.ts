@@ -24,7 +24,13 @@ function isKnownVersion(version: string | undefined): version is RolloutFormatVe
   return (ROLLOUT_FORMAT_VERSIONS as readonly (string | undefined)[]).includes(version);
 }
 
-function parseMetadataStrings(metadata: Readonly<Record<string, string>>): RolloutMetadata {
+/**
+ * A rollout file's `__metadata__` strings as its record: format, version, exactly the three
+ * keys, the record JSON (no repeated key) and that version's schema (§ 3, rules 18–22).
+ * @throws FMT_ROLLOUT_INVALID not-rollout, unsupported-version, metadata-keys, rollout-not-json,
+ *   rollout-schema
+ */
+export function parseMetadataStrings(metadata: Readonly<Record<string, string>>): RolloutMetadata {
   const { format, format_version: version, rollout } = metadata;
   if (format !== ROLLOUT_FORMAT) {
     throw rolloutInvalid(
@@ -73,10 +79,15 @@ function shapeMatches(spec: RolloutTensorSpec, shape: readonly number[]): boolea
   return shape.length === spec.shape.length && shape.every((d, i) => d === spec.shape[i]);
 }
 
-function checkTensor(
+/**
+ * Checks a tensor's header entry against its spec: present, dtype, shape (rules 23–26 of one
+ * tensor, without its values).
+ * @throws FMT_ROLLOUT_INVALID missing-tensor, tensor-dtype, tensor-shape
+ */
+export function checkTensorEntry<T extends Pick<SafetensorsTensor, 'dtype' | 'shape'>>(
   spec: RolloutTensorSpec,
-  tensor: SafetensorsTensor | undefined,
-): SafetensorsTensor {
+  tensor: T | undefined,
+): T {
   if (tensor === undefined) {
     throw rolloutInvalid('missing-tensor', `no tensor ${spec.name}`, { tensor: spec.name });
   }
@@ -96,16 +107,24 @@ function checkTensor(
       { tensor: spec.name, shape: [...shape], expected },
     );
   }
-  if (tensor.dtype === 'F32' || tensor.dtype === 'F64') {
-    const at = firstNonFinite(tensor.data);
+  return tensor;
+}
+
+function checkTensor(
+  spec: RolloutTensorSpec,
+  tensor: SafetensorsTensor | undefined,
+): SafetensorsTensor {
+  const checked = checkTensorEntry(spec, tensor);
+  if (checked.dtype === 'F32' || checked.dtype === 'F64') {
+    const at = firstNonFinite(checked.data);
     if (at >= 0) {
-      throw rolloutInvalid('non-finite', `${spec.name}[${at}] is ${tensor.data[at]}`, {
+      throw rolloutInvalid('non-finite', `${spec.name}[${at}] is ${checked.data[at]}`, {
         tensor: spec.name,
         index: at,
       });
     }
   }
-  return tensor;
+  return checked;
 }
 
 function seedsOf(data: BigInt64Array): number[] {
@@ -121,8 +140,31 @@ function seedsOf(data: BigInt64Array): number[] {
 }
 
 /** The length of a rank-1 tensor, or 0 when it is not one (its own check then refuses it). */
-function lengthOf(tensor: SafetensorsTensor | undefined): number {
+function lengthOf(tensor: Pick<SafetensorsTensor, 'shape'> | undefined): number {
   return tensor?.shape.length === 1 ? tensor.shape[0]! : 0;
+}
+
+/**
+ * The tensor layout a rollout file's metadata and index-tensor lengths imply, after checking the
+ * file holds exactly those tensors (rule 23).
+ * @throws FMT_ROLLOUT_INVALID unexpected-tensor
+ */
+export function checkedTensorLayout(
+  metadata: RolloutMetadata,
+  tensors: ReadonlyMap<string, Pick<SafetensorsTensor, 'shape'>>,
+): readonly RolloutTensorSpec[] {
+  const layout = rolloutTensorLayout(metadata, {
+    keptLatents: lengthOf(tensors.get('latent_steps')),
+    frames: lengthOf(tensors.get('frame_indices')),
+  });
+  const expected = new Set(layout.map((spec) => spec.name));
+  const unexpected = [...tensors.keys()].filter((name) => !expected.has(name));
+  if (unexpected.length > 0) {
+    throw rolloutInvalid('unexpected-tensor', `unexpected tensors ${unexpected.join(', ')}`, {
+      tensors: unexpected,
+    });
+  }
+  return layout;
 }
 
 /**
@@ -142,17 +184,7 @@ export function readRolloutFile(
 ): RolloutFile {
   const file = readSafetensors(bytes, options);
   const metadata = parseMetadataStrings(file.metadata);
-  const layout = rolloutTensorLayout(metadata, {
-    keptLatents: lengthOf(file.tensors.get('latent_steps')),
-    frames: lengthOf(file.tensors.get('frame_indices')),
-  });
-  const expected = new Set(layout.map((spec) => spec.name));
-  const unexpected = [...file.tensors.keys()].filter((name) => !expected.has(name));
-  if (unexpected.length > 0) {
-    throw rolloutInvalid('unexpected-tensor', `unexpected tensors ${unexpected.join(', ')}`, {
-      tensors: unexpected,
-    });
-  }
+  const layout = checkedTensorLayout(metadata, file.tensors);
   const data: Record<string, SafetensorsTensor['data']> = {};
   for (const spec of layout) data[spec.field] = checkTensor(spec, file.tensors.get(spec.name)).data;
   const seeds = seedsOf(data['seeds'] as BigInt64Array);
