@@ -118,17 +118,39 @@ def test_blobs_upload_download_and_not_found(trainer: Client, fleet: Fleet) -> N
     assert missing.value.code == "API_BLOB_NOT_FOUND"
 
 
-def test_a_result_upload_is_create_once(trainer: Client, fleet: Fleet) -> None:
+def test_a_result_upload_comes_only_from_the_attempt_holding_the_job(trainer: Client, fleet: Fleet) -> None:
     job = trainer.enqueue_rollouts(request("upload twice", [7]))
     status = trainer.wait_for(job["id"], timeout_s=120)
     result = trainer.get_result_bytes(job["id"])
     summary = json.dumps(status["summary"]).encode()
     with fleet.client("worker") as worker:
-        again = worker.upload_results(job["id"], summary, result)
-        assert (again["status"], again["summary"]) == ("unchanged", "kept")
-        with pytest.raises(FlowfleetError) as conflict:
-            worker.upload_results(job["id"], summary, result[:-8] + b"\x00" * 8)
-        assert conflict.value.code == "API_RESULT_CONFLICT"
+        # Finished: no attempt holds it, so no token stores anything under it.
+        with pytest.raises(FlowfleetError) as refused:
+            worker.upload_results(job["id"], summary, result[:-8] + b"\x00" * 8, lock_token="w1:not-the-lock")
+        assert refused.value.code == "API_RESULT_NOT_HOLDER"
+    assert trainer.get_result_bytes(job["id"]) == result
+
+
+def test_cancel_a_queued_rollout_and_not_a_finished_one(trainer: Client) -> None:
+    # No worker serves cuda: the job stays queued.
+    queued = trainer.enqueue_rollouts(
+        request("never runs", [1], constraints={"devices": ["cuda"]}, waitForCapacity=True)
+    )
+    assert trainer.cancel_rollout(queued["id"]) == {
+        "id": queued["id"],
+        "lane": queued["lane"],
+        "status": "cancelled",
+    }
+    with pytest.raises(FlowfleetError) as gone:
+        trainer.status(queued["id"])
+    assert gone.value.code == "API_JOB_NOT_FOUND"
+    done = trainer.enqueue_rollouts(request("runs", [2]))
+    trainer.wait_for(done["id"], timeout_s=120)
+    with pytest.raises(FlowfleetError) as finished:
+        trainer.cancel_rollout(done["id"])
+    assert (
+        finished.value.code == "API_JOB_NOT_CANCELLABLE" and finished.value.details["status"] == "completed"
+    )
 
 
 def test_weight_reports_and_sync_refusals(trainer: Client) -> None:

@@ -1,7 +1,13 @@
 import { RolloutFile, type FlowfleetClient, type RolloutRecord } from '@flowfleet/client';
 import { writeRolloutFile } from '@flowfleet/formats';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestCoordinator, summaryFor, type TestCoordinator } from '../coordinator/fixture.js';
+import {
+  holdNextJob,
+  startTestCoordinator,
+  summaryFor,
+  type HeldTestJob,
+  type TestCoordinator,
+} from '../coordinator/fixture.js';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 import { clientFor, rejection } from './client-helpers.js';
 
@@ -9,6 +15,7 @@ let server: RedisServer;
 let fixture: TestCoordinator;
 let trainer: FlowfleetClient;
 let worker: FlowfleetClient;
+let held: HeldTestJob | undefined;
 
 beforeAll(async () => {
   server = await startRedisServer();
@@ -22,6 +29,8 @@ beforeEach(async (context) => {
   worker = clientFor(fixture, 'worker');
 });
 afterEach(async () => {
+  await held?.close();
+  held = undefined;
   await fixture?.close();
 });
 
@@ -60,15 +69,17 @@ function rolloutRecord(prompt = 'a red fox in snow'): RolloutRecord {
   };
 }
 
+/** Enqueues a job, takes it as a stand-in worker and stores `bytes` as its result. */
 async function storedResult(bytes: Uint8Array): Promise<string> {
-  const { id } = await trainer.enqueueRollouts({
+  const { id, lane } = await trainer.enqueueRollouts({
     model: 'wan21-mini',
     prompt: 'a red fox in snow',
     seeds: [7, 2 ** 41 + 3],
     steps: T,
     waitForCapacity: true,
   });
-  const write = await worker.uploadResults(id, summaryFiles(id, bytes));
+  held = await holdNextJob(fixture, lane);
+  const write = await worker.uploadResults(id, held.lockToken, summaryFiles(id, bytes));
   expect(write).toMatchObject({ id, status: 'created', summary: 'created' });
   expect(write.sizeBytes).toBe(bytes.byteLength);
   return id;
@@ -115,10 +126,11 @@ describe('getResult', () => {
   it('answers a second upload of the same bytes unchanged and of other bytes API_RESULT_CONFLICT', async () => {
     const bytes = writeRolloutFile(rolloutRecord());
     const id = await storedResult(bytes);
-    const again = await worker.uploadResults(id, summaryFiles(id, bytes));
+    const lock = held?.lockToken ?? '';
+    const again = await worker.uploadResults(id, lock, summaryFiles(id, bytes));
     expect(again).toMatchObject({ status: 'unchanged', summary: 'kept' });
     const other = writeRolloutFile(rolloutRecord('another prompt'));
-    const error = await rejection(worker.uploadResults(id, summaryFiles(id, other)));
+    const error = await rejection(worker.uploadResults(id, lock, summaryFiles(id, other)));
     expect(error.code).toBe('API_RESULT_CONFLICT');
   });
 });

@@ -129,7 +129,7 @@ describe('waitFor', () => {
       }
       const summary = summaryFor(data.id, data.request.seeds, steps, 'w-standin');
       const workerClient = clientFor(fixture, 'worker');
-      await workerClient.uploadResults(data.id, {
+      await workerClient.uploadResults(data.id, job.token ?? '', {
         summary: new TextEncoder().encode(JSON.stringify(summary)),
         result: new TextEncoder().encode('stand-in tensors'),
       });

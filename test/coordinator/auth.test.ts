@@ -27,6 +27,7 @@ describe('auth matrix (enumerated from the server route table)', () => {
   it('the route table comes from the server and holds the mutating routes', () => {
     const mutating = fixture.coordinator.routes.filter((route) => route.mutating);
     expect(mutating.map((route) => `${route.method} ${route.url}`).sort()).toEqual([
+      'DELETE /v1/rollouts/:id',
       'POST /v1/rollouts',
       'POST /v1/weights/:component/sync',
       'PUT /v1/blobs',

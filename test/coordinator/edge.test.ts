@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createCoordinator } from '@flowfleet/coordinator';
 import { ErrorEnvelopeSchema, fleetKeys } from '@flowfleet/protocol';
+import { MAX_PATH_PARAM_LENGTH } from '@flowfleet/protocol/http-edge';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
@@ -137,6 +138,148 @@ describe('requests node:http cannot parse', () => {
       });
     },
   );
+});
+
+describe('the router and node:http answer in the envelope too', () => {
+  const viewer = `Authorization: Bearer ${TOKENS.viewer}\r\n`;
+
+  it('a path parameter over the router bound is 414 API_URL_TOO_LONG', async () => {
+    const answer = await rawExchange(
+      fixture.url,
+      `GET /v1/rollouts/${'a'.repeat(MAX_PATH_PARAM_LENGTH + 1)} HTTP/1.1\r\nHost: localhost\r\n${viewer}Connection: close\r\n\r\n`,
+    );
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 414 /);
+    expect(envelope(body)).toMatchObject({ code: 'API_URL_TOO_LONG' });
+  });
+
+  it('any id the schemas allow (128 characters) is routed: 404 API_JOB_NOT_FOUND, not 414', async () => {
+    const response = await fixture.coordinator.app.inject({
+      method: 'GET',
+      url: `/v1/rollouts/${'a'.repeat(128)}`,
+      headers: fixture.auth('viewer'),
+    });
+    expect(response.statusCode).toBe(404);
+    expect(envelope(response.body).code).toBe('API_JOB_NOT_FOUND');
+  });
+
+  it('a job id the coordinator issues (an Idempotency-Key one too) reads back', async () => {
+    const response = await fixture.coordinator.app.inject({
+      method: 'POST',
+      url: '/v1/rollouts',
+      headers: {
+        ...fixture.auth('trainer'),
+        'idempotency-key': '"0F8FAD5B-D9CB-469F-A165-70867728950E"',
+      },
+      payload: rolloutBody({ prompt: 'fox', waitForCapacity: true }),
+    });
+    expect(response.statusCode).toBe(202);
+    const { id } = response.json<{ id: string }>();
+    expect(id.length).toBeLessThanOrEqual(MAX_PATH_PARAM_LENGTH);
+    const read = await rawExchange(
+      fixture.url,
+      `GET /v1/rollouts/${id} HTTP/1.1\r\nHost: localhost\r\n${viewer}Connection: close\r\n\r\n`,
+    );
+    expect(read).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('a malformed percent-encoding is 400 API_BAD_REQUEST (reason BAD_URL)', async () => {
+    const answer = await rawExchange(
+      fixture.url,
+      `GET /v1/rollouts/%E0%A4%A HTTP/1.1\r\nHost: localhost\r\n${viewer}Connection: close\r\n\r\n`,
+    );
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(envelope(body)).toMatchObject({
+      code: 'API_BAD_REQUEST',
+      details: { reason: 'BAD_URL' },
+    });
+  });
+
+  it('an HTTP/1.1 request without Host is 400 API_BAD_REQUEST (reason MISSING_HOST), not an empty 400', async () => {
+    const answer = await rawExchange(
+      fixture.url,
+      `GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n`,
+    );
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(envelope(body)).toMatchObject({
+      code: 'API_BAD_REQUEST',
+      details: { reason: 'MISSING_HOST' },
+    });
+  });
+
+  it('HEAD answers where GET does: its status and headers, no body, the same auth', async () => {
+    const head = await fixture.coordinator.app.inject({ method: 'HEAD', url: '/healthz' });
+    expect(head.statusCode).toBe(200);
+    expect(head.body).toBe('');
+    const fleet = await fixture.coordinator.app.inject({
+      method: 'HEAD',
+      url: '/v1/fleet',
+      headers: fixture.auth('viewer'),
+    });
+    expect(fleet.statusCode).toBe(200);
+    expect(fleet.headers['content-type']).toContain('application/json');
+    const anonymous = await fixture.coordinator.app.inject({ method: 'HEAD', url: '/v1/fleet' });
+    expect(anonymous.statusCode).toBe(401);
+    // A blob: its length, no body.
+    const bytes = Buffer.from('head of a blob');
+    const put = await fixture.coordinator.app.inject({
+      method: 'PUT',
+      url: '/v1/blobs',
+      headers: { ...fixture.auth('trainer'), 'content-type': 'application/octet-stream' },
+      payload: bytes,
+    });
+    expect(put.statusCode).toBe(201);
+    const blob = await fixture.coordinator.app.inject({
+      method: 'HEAD',
+      url: `/v1/blobs/${put.json<{ sha256: string }>().sha256}`,
+      headers: fixture.auth('worker'),
+    });
+    expect(blob.statusCode).toBe(200);
+    expect(blob.headers['content-length']).toBe(String(bytes.byteLength));
+    expect(blob.body).toBe('');
+    const missing = await fixture.coordinator.app.inject({
+      method: 'HEAD',
+      url: `/v1/rollouts/${'b'.repeat(20)}`,
+      headers: fixture.auth('viewer'),
+    });
+    expect(missing.statusCode).toBe(404);
+  });
+});
+
+describe('JSON bodies are strict UTF-8', () => {
+  it('a prompt with bytes that are not UTF-8 is 400 API_INVALID_UTF8, nothing enqueued', async () => {
+    const counts = async () =>
+      (
+        await fixture.coordinator.app.inject({
+          method: 'GET',
+          url: '/v1/lanes',
+          headers: fixture.auth('viewer'),
+        })
+      ).body;
+    const before = await counts();
+    const json = Buffer.from(JSON.stringify(rolloutBody({ prompt: 'fox?' })));
+    // The '?' becomes 0xFF: no UTF-8 sequence starts with it.
+    json[json.indexOf('fox?') + 3] = 0xff;
+    const response = await fixture.coordinator.app.inject({
+      method: 'POST',
+      url: '/v1/rollouts',
+      headers: { ...fixture.auth('trainer'), 'content-type': 'application/json' },
+      payload: json,
+    });
+    expect(response.statusCode).toBe(400);
+    expect(envelope(response.body).code).toBe('API_INVALID_UTF8');
+    expect(await counts()).toBe(before);
+    // Valid UTF-8 (and JSON's own escapes) still pass.
+    const fine = await fixture.coordinator.app.inject({
+      method: 'POST',
+      url: '/v1/rollouts',
+      headers: { ...fixture.auth('trainer'), 'content-type': 'application/json' },
+      payload: Buffer.from(JSON.stringify(rolloutBody({ prompt: 'fé\u00ff' }))),
+    });
+    expect(fine.statusCode).toBe(202);
+  });
 });
 
 describe('the prompt limit counts code points', () => {

@@ -4,10 +4,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCoordinator, type Coordinator } from '@flowfleet/coordinator';
+import { randomUUID } from 'node:crypto';
+import { coordinatorKeys, createCoordinator, type Coordinator } from '@flowfleet/coordinator';
 import { summarizeRollout, type RolloutSummary } from '@flowfleet/formats';
 import {
   DEFAULT_LIMITS,
+  JOB_LOCK_HEADER,
   SUMMARY_BYTES_HEADER,
   fleetKeys,
   type Limits,
@@ -16,6 +18,7 @@ import {
   type WorkerManifest,
 } from '@flowfleet/protocol';
 import type { RedisClient } from '@flowfleet/redis';
+import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { uniquePrefix } from '../harness/redis-server.js';
 
@@ -231,16 +234,50 @@ export function summaryFor(
   );
 }
 
+/** A job a stand-in worker holds: its id, payload and the lock token it holds it with. */
+export interface HeldTestJob {
+  readonly id: string;
+  readonly data: unknown;
+  readonly lockToken: string;
+  /** Stops the stand-in worker (the lock lapses by itself). */
+  close(): Promise<void>;
+}
+
+/**
+ * Takes the next waiting job of `lane` under a BullMQ lock, as the worker app does (a Worker that
+ * is never run, `getNextJob(token)`), so that a test can upload its result as the holder.
+ * @throws Error when no job is waiting
+ */
+export async function holdNextJob(fixture: TestCoordinator, lane: string): Promise<HeldTestJob> {
+  const worker = new Worker(lane, null, {
+    connection: fixture.redis,
+    prefix: coordinatorKeys(fixture.prefix).laneBullPrefix(lane),
+    autorun: false,
+    lockDuration: 30_000,
+  });
+  const lockToken = `stand-in:${randomUUID()}`;
+  try {
+    const job = await worker.getNextJob(lockToken, { block: false });
+    if (job?.id === undefined) throw new Error(`no job waiting in ${lane}`);
+    return { id: job.id, data: job.data, lockToken, close: () => worker.close() };
+  } catch (error) {
+    await worker.close();
+    throw error;
+  }
+}
+
 /** The body and headers of `PUT /v1/results/:id`: the summary's bytes, then the result's. */
 export function resultUpload(
   summary: unknown,
   result: Uint8Array,
+  lockToken = 'no-lock',
 ): { headers: Record<string, string>; payload: Buffer } {
   const summaryBytes = Buffer.from(typeof summary === 'string' ? summary : JSON.stringify(summary));
   return {
     headers: {
       'content-type': 'application/octet-stream',
       [SUMMARY_BYTES_HEADER]: String(summaryBytes.byteLength),
+      [JOB_LOCK_HEADER]: lockToken,
     },
     payload: Buffer.concat([summaryBytes, result]),
   };

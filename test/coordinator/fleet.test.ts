@@ -1,7 +1,7 @@
 import { FleetSchema, LanesSchema, MatrixSchema, coordinatorKeys } from '@flowfleet/coordinator';
 import { writeSafetensors } from '@flowfleet/formats';
 import { ScalingSchema } from '@flowfleet/protocol';
-import { SUMMARY_BYTES_HEADER, fleetKeys } from '@flowfleet/protocol';
+import { JOB_LOCK_HEADER, SUMMARY_BYTES_HEADER, fleetKeys } from '@flowfleet/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../worker/fleet-fixture.js';
@@ -387,6 +387,8 @@ describe('metrics and OpenAPI', () => {
         required: true,
         schema: expect.objectContaining({ type: 'integer', minimum: 2 }),
       }),
+      expect.objectContaining({ name: JOB_LOCK_HEADER, in: 'header', required: true }),
     ]);
+    expect(Object.keys(upload.responses)).toEqual(expect.arrayContaining(['409', '422']));
   });
 });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { coordinatorKeys, EnqueuedRolloutSchema, ResultUploadSchema } from '@flowfleet/coordinator';
 import {
+  JOB_LOCK_HEADER,
   JobStatusSchema,
   RolloutJobSchema,
   SUMMARY_BYTES_HEADER,
@@ -9,16 +10,27 @@ import {
 import { wan21MiniCard } from '@flowfleet/models/wan21';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  afterAll,
+  afterEach,
+  beforeAll,
+  beforeEach,
+  describe,
+  expect,
+  it,
+  onTestFinished,
+} from 'vitest';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 import {
   fakeManifest,
+  holdNextJob,
   registerFakeWorker,
   resultUpload,
   rolloutBody,
   startTestCoordinator,
   summaryFor,
   waitFor,
+  type HeldTestJob,
   type TestCoordinator,
 } from './fixture.js';
 
@@ -277,7 +289,7 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
         await job.updateProgress({ step: 1, steps });
         await released;
         const summary = summaryFor(data.id, data.request.seeds, steps);
-        const upload = resultUpload(summary, tensors);
+        const upload = resultUpload(summary, tensors, job.token);
         const put = await fetch(`${fixture.url}/v1/results/${data.id}`, {
           method: 'PUT',
           headers: { ...fixture.auth('worker'), ...upload.headers },
@@ -321,11 +333,13 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
 
   it('writes a result once: same bytes → 200 unchanged, different bytes → 409; the first summary stands', async () => {
     const enqueued = (await post(rolloutBody({ waitForCapacity: true }))).json();
+    const held = await holdNextJob(fixture, enqueued.lane);
+    onTestFinished(() => held.close());
     const put = (worker: string, bytes: Buffer) =>
       fixture.coordinator.app.inject({
         method: 'PUT',
         url: `/v1/results/${enqueued.id}`,
-        ...withWorkerAuth(resultUpload(summaryFor(enqueued.id, [1], 2, worker), bytes)),
+        ...withWorkerAuth(resultUpload(summaryOfHeld(held, worker), bytes, held.lockToken)),
       });
     const first = await put('w-first', Buffer.from('tensor bytes v1'));
     expect(first.statusCode).toBe(201);
@@ -346,8 +360,116 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
     expect(JSON.parse((await storedSummary(enqueued.id)) ?? '{}').worker).toBe('w-first');
   });
 
+  it('DELETE cancels a queued job (it never runs, its id then answers 404); a running one finishes (409 API_JOB_NOT_CANCELLABLE)', async () => {
+    const cancel = (id: string, role: 'trainer' | 'viewer' = 'trainer') =>
+      fixture.coordinator.app.inject({
+        method: 'DELETE',
+        url: `/v1/rollouts/${id}`,
+        headers: fixture.auth(role),
+      });
+    const queued = (await post(rolloutBody({ waitForCapacity: true }))).json();
+    expect((await cancel(queued.id, 'viewer')).statusCode).toBe(403);
+    const cancelled = await cancel(queued.id);
+    expect(cancelled.statusCode).toBe(200);
+    expect(cancelled.json()).toEqual({ id: queued.id, lane: queued.lane, status: 'cancelled' });
+    const { queues } = fixture.coordinator.services;
+    expect(await queues.get(queued.lane).getJobState(queued.id)).toBe('unknown');
+    expect((await queues.counts(queued.lane)).waiting).toBe(0);
+    const gone = await fixture.coordinator.app.inject({
+      method: 'GET',
+      url: `/v1/rollouts/${queued.id}`,
+      headers: fixture.auth('viewer'),
+    });
+    expect(gone.statusCode).toBe(404);
+    const again = await cancel(queued.id);
+    expect(again.statusCode).toBe(404);
+    expect(again.json().code).toBe('API_JOB_NOT_FOUND');
+
+    const running = (await post(rolloutBody({ waitForCapacity: true }))).json();
+    const held = await holdNextJob(fixture, running.lane);
+    onTestFinished(() => held.close());
+    const refused = await cancel(running.id);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toMatchObject({
+      code: 'API_JOB_NOT_CANCELLABLE',
+      details: { id: running.id, status: 'active' },
+    });
+    // The running attempt is not abandoned: it still stores its result.
+    const stored = await fixture.coordinator.app.inject({
+      method: 'PUT',
+      url: `/v1/results/${running.id}`,
+      ...withWorkerAuth(resultUpload(summaryOfHeld(held), Buffer.from('t'), held.lockToken)),
+    });
+    expect(stored.statusCode).toBe(201);
+    expect(await queues.get(running.lane).getJobState(running.id)).toBe('active');
+  });
+
+  it('stores a result only from the attempt that holds the job (409 API_RESULT_NOT_HOLDER), nothing written', async () => {
+    const enqueued = (await post(rolloutBody({ waitForCapacity: true }))).json();
+    const tensors = Buffer.from('tensor bytes');
+    const put = (lock: string, summary: unknown) =>
+      fixture.coordinator.app.inject({
+        method: 'PUT',
+        url: `/v1/results/${enqueued.id}`,
+        ...withWorkerAuth(resultUpload(summary, tensors, lock)),
+      });
+    const { request } = RolloutJobSchema.parse(
+      (await fixture.coordinator.services.queues.get(enqueued.lane).getJob(enqueued.id))?.data,
+    );
+    const honest = summaryFor(enqueued.id, request.seeds, request.steps);
+    // Queued: nobody holds it, whatever token is sent.
+    const queued = await put('w-x:00000000-0000-0000-0000-000000000000', honest);
+    expect(queued.statusCode).toBe(409);
+    expect(queued.json().code).toBe('API_RESULT_NOT_HOLDER');
+    const held = await holdNextJob(fixture, enqueued.lane);
+    onTestFinished(() => held.close());
+    const wrong = await put(`${held.lockToken}-not`, honest);
+    expect(wrong.statusCode).toBe(409);
+    expect(wrong.json().code).toBe('API_RESULT_NOT_HOLDER');
+    expect(await storedResult(enqueued.id)).toBeUndefined();
+    expect(await storedSummary(enqueued.id)).toBeUndefined();
+    const holder = await put(held.lockToken, honest);
+    expect(holder.statusCode).toBe(201);
+  });
+
+  it('refuses a result that does not describe the job (422 API_RESULT_MISMATCH), nothing written', async () => {
+    const enqueued = (
+      await post(rolloutBody({ waitForCapacity: true, seeds: [11, 12, 13] }))
+    ).json();
+    const held = await holdNextJob(fixture, enqueued.lane);
+    onTestFinished(() => held.close());
+    const honest = summaryOfHeld(held);
+    const forged = [
+      [summaryFor(held.id, [1, 2], honest.steps), ['seeds']],
+      [summaryFor(held.id, [11, 12, 13], honest.steps + 1), ['steps']],
+      [{ ...honest, prompt: 'another prompt' }, ['prompt']],
+      [{ ...honest, model: 'wan21-t2v-1.3b' }, ['model']],
+      [
+        { ...honest, guidanceScale: 1, noiseLevel: 0.5, shift: 5 },
+        ['guidanceScale', 'noiseLevel', 'shift'],
+      ],
+      [{ ...honest, seeds: [12, 11, 13] }, ['seeds']],
+    ] as const;
+    for (const [summary, fields] of forged) {
+      const response = await fixture.coordinator.app.inject({
+        method: 'PUT',
+        url: `/v1/results/${held.id}`,
+        ...withWorkerAuth(resultUpload(summary, Buffer.from('x'), held.lockToken)),
+      });
+      expect(response.statusCode, fields.join()).toBe(422);
+      const body = response.json();
+      expect(body.code).toBe('API_RESULT_MISMATCH');
+      expect(body.details.mismatches.map((m: { field: string }) => m.field)).toEqual(fields);
+    }
+    expect(await storedResult(held.id)).toBeUndefined();
+    expect(await storedSummary(held.id)).toBeUndefined();
+  });
+
   it('refuses a malformed upload, a summary that fails its schema or names another job, and results for unknown jobs, storing nothing', async () => {
     const enqueued = (await post(rolloutBody({ waitForCapacity: true }))).json();
+    const held = await holdNextJob(fixture, enqueued.lane);
+    onTestFinished(() => held.close());
+    const lock = held.lockToken;
     const put = (id: string, upload: { headers: Record<string, string>; payload: Buffer }) =>
       fixture.coordinator.app.inject({
         method: 'PUT',
@@ -355,21 +477,24 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
         ...withWorkerAuth(upload),
       });
     const tensors = Buffer.from('x');
-    const notJson = await put(enqueued.id, resultUpload('{nope', tensors));
+    const notJson = await put(enqueued.id, resultUpload('{nope', tensors, lock));
     expect(notJson.statusCode).toBe(400);
     expect(notJson.json().code).toBe('API_INVALID_BODY');
     const other = summaryFor('some-other-job', [1, 2], 2);
-    const wrongId = await put(enqueued.id, resultUpload(other, tensors));
+    const wrongId = await put(enqueued.id, resultUpload(other, tensors, lock));
     expect(wrongId.statusCode).toBe(400);
     expect(wrongId.json().code).toBe('API_INVALID_BODY');
     // RolloutFile v1's summary schema: timesteps has T entries (as the file), not T + 1.
-    const stale = { ...summaryFor(enqueued.id, [1], 2), timesteps: [1000, 500, 0] };
-    const wrongLayout = await put(enqueued.id, resultUpload(stale, tensors));
+    const stale = { ...summaryOfHeld(held), timesteps: [] };
+    const wrongLayout = await put(enqueued.id, resultUpload(stale, tensors, lock));
     expect(wrongLayout.statusCode).toBe(400);
     expect(wrongLayout.json().code).toBe('API_INVALID_BODY');
-    const good = resultUpload(summaryFor(enqueued.id, [1], 2), tensors);
+    const good = resultUpload(summaryOfHeld(held), tensors, lock);
     for (const header of [undefined, 'many', '1', String(good.payload.byteLength + 1)]) {
-      const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
+      const headers: Record<string, string> = {
+        'content-type': 'application/octet-stream',
+        [JOB_LOCK_HEADER]: lock,
+      };
       if (header !== undefined) headers[SUMMARY_BYTES_HEADER] = header;
       const bad = await put(enqueued.id, { headers, payload: good.payload });
       expect(bad.statusCode, `summary bytes header ${header}`).toBe(400);
@@ -379,7 +504,7 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
     expect(await storedSummary(enqueued.id)).toBeUndefined();
     const unknown = await put(
       'no-such-job',
-      resultUpload(summaryFor('no-such-job', [1], 2), tensors),
+      resultUpload(summaryFor('no-such-job', [1], 2), tensors, lock),
     );
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().code).toBe('API_JOB_NOT_FOUND');
@@ -406,6 +531,12 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
 });
 
 /** An upload's inject options with the worker token added. */
+/** A summary of the job `held` holds, describing exactly its request. */
+function summaryOfHeld(held: HeldTestJob, worker?: string) {
+  const { request } = RolloutJobSchema.parse(held.data);
+  return summaryFor(held.id, request.seeds, request.steps, worker);
+}
+
 function withWorkerAuth(upload: { headers: Record<string, string>; payload: Buffer }) {
   return { headers: { ...fixture.auth('worker'), ...upload.headers }, payload: upload.payload };
 }

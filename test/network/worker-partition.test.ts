@@ -1,7 +1,8 @@
 // A worker cut off from Redis and the coordinator mid-job, for longer than its lock: the job
-// completes elsewhere; when the link returns, the stale worker's late upload is acknowledged when
-// its bytes are identical and refused with a code when they differ (a weight sync happened
-// meanwhile), the stale worker notices it lost the job (WORKER_JOB_LOST) and rejoins the fleet.
+// completes elsewhere; when the link returns, the stale worker's late upload is refused with a
+// code whether its bytes are identical or differ (a weight sync happened meanwhile): it no longer
+// holds the job (API_RESULT_NOT_HOLDER, ADR 014), so it notices it lost the job (WORKER_JOB_LOST)
+// and rejoins the fleet; the stored result stays the rescuer's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyRollout, waitUntil } from '../worker/fleet-fixture.js';
 import type { HostProcess } from '../harness/netns-process.js';
@@ -62,7 +63,7 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
   let w1: HostProcess;
   const w1Id = (): string => workerIdOn(fleet, 'w1');
 
-  it('loses the job to another worker; its identical late upload is acknowledged; it rejoins', async () => {
+  it('loses the job to another worker; its late upload is refused (not the holder); it rejoins', async () => {
     w1 = await fleet.startWorker('w1', WORKER_ENV);
     const body = tinyRollout({ steps: 30 });
     const job = await startedOn('w1', body);
@@ -81,7 +82,7 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
     );
 
     await fleet.network.restore('w1');
-    await waitForLog(w1, mark, /an earlier attempt had stored the same result/, 'the late upload');
+    await waitForLog(w1, mark, /API_RESULT_NOT_HOLDER/, 'the refused late upload');
     await waitForLog(w1, mark, /"code":"WORKER_JOB_LOST"/, 'w1 to notice it lost the job');
     await waitUntil(
       async () => ((await fleet.isAlive(w1Id())) ? true : undefined),
@@ -116,12 +117,12 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
     const stored = await resultOf(fleet, job.id);
 
     await fleet.network.restore('w1');
-    await waitForLog(w1, mark, /"code":"WORKER_RESULT_CONFLICT"/, 'the refused late upload');
+    await waitForLog(w1, mark, /API_RESULT_NOT_HOLDER/, 'the refused late upload');
     await waitForLog(w1, mark, /"code":"WORKER_JOB_LOST"/, 'w1 to notice it lost the job');
     await waitForLog(
       fleet.coordinator(),
       coordinatorMark,
-      /"code":"API_RESULT_CONFLICT"/,
+      /"code":"API_RESULT_NOT_HOLDER"/,
       'the coordinator to log the refusal',
     );
     // The refused upload replaced nothing, and the job stays completed by w3.

@@ -85,6 +85,10 @@ export function describeJobQueueContract(name: string, binding: JobQueueBinding)
         ['c', LANE, { n: 'c' }, 0],
       ]);
       for (const job of taken) expect((await fixture.inspect(LANE, job.id)).state).toBe('active');
+      // Each attempt holds its job with its own token (what its result upload proves it with).
+      const tokens = taken.map((job) => job.lockToken);
+      expect(tokens.every((token) => token.length > 0)).toBe(true);
+      expect(new Set(tokens).size).toBe(tokens.length);
       await Promise.all(taken.map((job) => job.complete(null)));
     });
 

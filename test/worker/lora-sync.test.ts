@@ -174,6 +174,28 @@ describe('LoRA syncs', () => {
     }
   });
 
+  it('answers a rank that does not match the tensors 400 MODEL_LORA_INVALID, as the coordinator README says', async () => {
+    const fleet = await startTestFleet(server.url, 'lora-rank');
+    try {
+      await fleet.syncWeights('dit', 1, fileOf(f32(initWeights(WAN21_MINI, 3, 'dit'))));
+      const sha256 = await upload(fleet, adapterFile);
+      // The fixture's tensors are rank 2; a config saying 4 (and a rank_pattern saying 3) lies.
+      for (const wrong of [{ r: 4 }, { rank_pattern: { q: 3 } }]) {
+        const refused = await postSync(fleet, 'dit', {
+          version: 2,
+          sha256,
+          lora: { base: 1, config: { ...config, ...wrong } },
+        });
+        expect(refused.status, JSON.stringify(refused.json)).toBe(400);
+        expect(refused.json).toMatchObject({ code: 'MODEL_LORA_INVALID' });
+      }
+      const keys = coordinatorKeys(fleet.prefix);
+      expect(await fleet.redis.hget(keys.weights('dit'), 'latest')).toBe('1');
+    } finally {
+      await fleet.close();
+    }
+  });
+
   it('is refused by the worker, which stays on its base, when the edge cannot bind it', async () => {
     // A coordinator whose cards lack the dit cannot check the binding; the worker's card can.
     const fleet = await startTestFleet(server.url, 'lora-worker-refuses', {

@@ -4,7 +4,7 @@ import { DEFAULT_LIMITS, EgressBucket, FleetLimits, type Limits } from '@flowfle
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createRedis, quitRedis, type RedisMode, type ReplicationPolicy } from '@flowfleet/redis';
 import { pino, type Logger } from 'pino';
-import { BearerAuth } from '@flowfleet/protocol/http-edge';
+import { BearerAuth, edgeServerOptions, refuseMissingHost } from '@flowfleet/protocol/http-edge';
 import type { CoordinatorTokens } from './env.js';
 import { FsBlobStore, type BlobStore } from './blob-store.js';
 import { authorizationOf } from './dashboard/browser-token.js';
@@ -18,6 +18,8 @@ import { prepareFleetDigest } from './fleet-views.js';
 import { FleetReader } from './fleet-reader.js';
 import { JobEvents } from './job-events.js';
 import { JobStatusReader } from './job-status-reader.js';
+import { registerStrictJsonParser } from './routes/json-body.js';
+import { ResultProvenance } from './result-provenance.js';
 import { coordinatorKeys } from './keys.js';
 import { LaneQueues } from './lane-queues.js';
 import { LaneRegistry } from './lane-registry.js';
@@ -151,7 +153,10 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     // Request URLs are logged: the dashboard's `?token=` is redacted from them.
     loggerInstance: httpLog,
     bodyLimit: limits.maxBodyBytes,
-    exposeHeadRoutes: false,
+    // The router's and node:http's refusals in the one envelope (the peer server's too).
+    ...edgeServerOptions(),
+    // Every GET answers HEAD: the same status and headers, no body.
+    exposeHeadRoutes: true,
     // Two info lines per request would drown what an operator reads: debug.
     logController: new DebugRequestLog(),
     // A request node:http cannot parse gets the same error envelope as any other.
@@ -161,6 +166,8 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   app.setSerializerCompiler(zodSerializerCompiler);
   // JSON routes take JSON only (a text/plain body would reach zod as a string).
   app.removeContentTypeParser('text/plain');
+  // JSON bodies are strict UTF-8: a prompt runs as the bytes the client sent, or is refused.
+  registerStrictJsonParser(app);
   // bull-board registers its own routes under /queues: they get their auth doc before collection.
   app.addHook('onRoute', docQueueBoardRoutes);
   const routes = collectRoutes(app);
@@ -197,6 +204,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     weights,
     rollouts,
     jobs: new JobStatusReader(queues, blobs, fleetLimits),
+    provenance: new ResultProvenance({ queues, fleetLimits }),
     events: new JobEvents(redis, logger),
     metrics,
     scaling: new ScalingPlanner({
@@ -220,6 +228,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   };
 
   installErrorHandling(app, redis);
+  refuseMissingHost(app);
   app.addHook('onRequest', async (request) => {
     const doc = request.routeOptions.config.flowfleet;
     if (doc !== undefined) auth.authorize(authorizationOf(request, doc), doc.roles);

@@ -123,6 +123,12 @@ export function installErrorHandling(app: FastifyInstance, redis: RedisState): v
         { code: body.code, details: body.details },
         'a different result was refused',
       );
+    } else if (body.code === 'API_RESULT_NOT_HOLDER' || body.code === 'API_RESULT_MISMATCH') {
+      // A late upload of a worker that lost the job, or someone with a worker token forging one.
+      request.log.warn(
+        { code: body.code, details: body.details },
+        'a result upload was refused: not from the holding attempt, or not the job',
+      );
     } else request.log.info({ code: body.code }, 'request rejected');
     if (body.code === 'API_BLOB_STORE_FULL') {
       void reply.header('retry-after', String(STORE_FULL_RETRY_AFTER_SECONDS));

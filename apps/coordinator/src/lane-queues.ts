@@ -66,6 +66,17 @@ export class LaneQueues {
     return queue;
   }
 
+  /**
+   * True while `token` is the lock of job `id` on `lane`: the job is active and the attempt that
+   * took it with this token still holds it (a lapsed, handed-back or settled job has no lock, a
+   * job taken over by another attempt has that attempt's). BullMQ keeps a held job's lock token
+   * at `<job key>:lock` (its moveToActive and extendLock scripts); this is the one read of it.
+   */
+  async isHeldBy(lane: string, id: string, token: string): Promise<boolean> {
+    const lock = await this.#connection.get(`${this.get(lane).toKey(id)}:lock`);
+    return lock !== null && lock === token;
+  }
+
   /** Job counts of `lane` by state. */
   async counts(lane: string): Promise<LaneCounts> {
     const counts = await this.get(lane).getJobCounts(...COUNTED_STATES);

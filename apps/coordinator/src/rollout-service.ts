@@ -6,6 +6,7 @@ import type { rolloutRequestSchema } from '@flowfleet/protocol';
 import {
   EnqueuedRolloutSchema,
   laneOfJobId,
+  type CancelledRollout,
   rolloutJobFor,
   type EnqueuedRollout,
   type Limits,
@@ -22,6 +23,7 @@ import {
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { FleetCapacity } from './fleet-capacity.js';
+import { jobStateOf } from './job-view.js';
 import type { CoordinatorKeys } from './keys.js';
 import type { BlobStore } from './blob-store.js';
 import { admissionSchema, admitParsedRolloutRequest } from './rollout-admission.js';
@@ -30,6 +32,9 @@ import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
 import type { RetentionSettings } from './retention/retention-settings.js';
 import type { WeightRegistry } from './weight-registry.js';
+
+/** BullMQ states of a job no attempt holds and that will run: what DELETE may remove. */
+const CANCELLABLE_STATES: ReadonlySet<string> = new Set(['waiting', 'delayed', 'prioritized']);
 
 /** BullMQ retry policy: at-least-once, a retried attempt reproduces the same trajectory. */
 export const JOB_ATTEMPTS = 3;
@@ -278,6 +283,41 @@ export class RolloutService {
     requirements: Parameters<FleetCapacity['check']>[1],
   ): Promise<number> {
     return (await this.#options.capacity.check(lane, requirements)).eligible;
+  }
+
+  /**
+   * Cancels job `id` while it is queued (waiting, delayed after a failed attempt, or prioritized):
+   * BullMQ removes it atomically unless a worker holds its lock, so a job is either removed before
+   * any attempt takes it again or left alone. A running job is not abandoned: it finishes and
+   * stores its result as usual; a finished one stays until its retention.
+   * @throws FlowfleetError API_JOB_NOT_FOUND (unknown, past its retention, or already cancelled),
+   *   API_JOB_NOT_CANCELLABLE (`details.status`: active, completed or failed)
+   */
+  async cancel(id: string): Promise<CancelledRollout> {
+    const lane = await this.laneOf(id);
+    const notFound = () =>
+      new FlowfleetError('API_JOB_NOT_FOUND', `no rollout job ${id}`, { details: { id } });
+    if (lane === undefined) throw notFound();
+    const queue = this.#options.queues.get(lane);
+    let state = await queue.getJobState(id);
+    if (state === 'unknown') throw notFound();
+    if (CANCELLABLE_STATES.has(state)) {
+      // 0: a worker took it between the two reads (it holds the lock): say what it is now.
+      if ((await queue.remove(id, { removeChildren: false })) === 1) {
+        this.#options.logger.info({ jobId: id, lane }, 'cancelled a queued rollout');
+        return { id, lane, status: 'cancelled' };
+      }
+      state = await queue.getJobState(id);
+      if (state === 'unknown') throw notFound();
+    }
+    const status = jobStateOf(state);
+    throw new FlowfleetError(
+      'API_JOB_NOT_CANCELLABLE',
+      status === 'active'
+        ? `rollout ${id} is running: it finishes and stores its result (only a queued job can be cancelled)`
+        : `rollout ${id} is ${status}: only a queued job can be cancelled`,
+      { details: { id, status } },
+    );
   }
 
   /**

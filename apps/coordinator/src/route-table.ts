@@ -90,7 +90,8 @@ export function collectRoutes(app: FastifyInstance): readonly RouteInfo[] {
     if (doc === undefined) {
       throw new Error(`route ${String(options.method)} ${options.url} has no config.flowfleet doc`);
     }
-    if (doc.listed === false) return;
+    // A GET's HEAD twin (exposeHeadRoutes) shares its config and auth: the GET documents both.
+    if (doc.listed === false || options.method === 'HEAD') return;
     const schema = (options.schema ?? {}) as RouteSchema;
     if (doc.produces === undefined && Object.keys(schema.response ?? {}).length === 0) {
       throw new Error(`route ${String(options.method)} ${options.url} documents no success answer`);

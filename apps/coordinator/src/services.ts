@@ -10,6 +10,7 @@ import type { CoordinatorKeys } from './keys.js';
 import type { LaneQueues } from './lane-queues.js';
 import type { LaneRegistry } from './lane-registry.js';
 import type { CoordinatorMetrics } from './metrics.js';
+import type { ResultProvenance } from './result-provenance.js';
 import type { RetentionSweeper } from './retention/retention-sweeper.js';
 import type { RolloutService } from './rollout-service.js';
 import type { RouteInfo } from './route-table.js';
@@ -36,6 +37,8 @@ export interface CoordinatorServices {
   readonly weights: WeightRegistry;
   readonly rollouts: RolloutService;
   readonly jobs: JobStatusReader;
+  /** Who may store a job's result, and whether it answers the job (`PUT /v1/results/:id`). */
+  readonly provenance: ResultProvenance;
   /** Wakes long-polling status requests from the lanes' job events. */
   readonly events: JobEvents;
   readonly metrics: CoordinatorMetrics;

@@ -6,6 +6,7 @@ import {
   type RolloutSummary,
 } from '@flowfleet/formats';
 import {
+  CancelledRolloutSchema,
   EnqueuedRolloutSchema,
   FleetSchema,
   HealthSchema,
@@ -16,10 +17,12 @@ import {
   OpenApiDocumentSchema,
   ResultUploadSchema,
   SUMMARY_BYTES_HEADER,
+  JOB_LOCK_HEADER,
   ScalingSchema,
   StoredBlobSchema,
   SyncAcceptedSchema,
   WeightReportSchema,
+  type CancelledRollout,
   type EnqueuedRollout,
   type Fleet,
   type Health,
@@ -167,6 +170,26 @@ export class FlowfleetClient {
   }
 
   /**
+   * Cancels a queued rollout (trainer role): it is removed from its lane and never runs. A running
+   * job is not abandoned — it finishes and stores its result — so cancelling one is refused, as
+   * is cancelling a finished one. Retried like a read: a retry after a cancel that landed answers
+   * API_JOB_NOT_FOUND.
+   * @throws FlowfleetError API_JOB_NOT_CANCELLABLE (`details.status`: active, completed or failed),
+   *   API_JOB_NOT_FOUND, API_FORBIDDEN, transport codes
+   */
+  cancelRollout(id: string, call?: CallOptions): Promise<CancelledRollout> {
+    return this.#http.json(
+      {
+        method: 'DELETE',
+        path: `/v1/rollouts/${segment(id)}`,
+        idempotent: true,
+        ...withCall(call),
+      },
+      CancelledRolloutSchema,
+    );
+  }
+
+  /**
    * Waits until job `id` completes and answers its final status (polling with backoff).
    * @throws FlowfleetError CLIENT_JOB_FAILED (the server's envelope in `details.error`),
    *   CLIENT_TIMEOUT, CLIENT_ABORTED, and the codes of {@link FlowfleetClient.status}
@@ -196,14 +219,18 @@ export class FlowfleetClient {
   }
 
   /**
-   * Stores job `id`'s `summary.json` and `result.safetensors` in one request (worker role). The
-   * result is written once: `created`, or `unchanged` when the same bytes were stored before; the
-   * first summary stored stands (`summary: 'kept'` after that).
+   * Stores job `id`'s `summary.json` and `result.safetensors` in one request (worker role), as the
+   * attempt that holds the job with `lockToken`. The result is written once: `created`, or
+   * `unchanged` when the same bytes were stored before; the first summary stored stands
+   * (`summary: 'kept'` after that).
    * @throws FlowfleetError API_RESULT_CONFLICT (a different result is stored; nothing was
-   *   written), API_JOB_NOT_FOUND, API_BLOB_TOO_LARGE, API_INVALID_BODY, transport codes
+   *   written), API_RESULT_NOT_HOLDER (`lockToken` is not the job's lock), API_RESULT_MISMATCH
+   *   (the summary does not describe the job's request), API_JOB_NOT_FOUND, API_BLOB_TOO_LARGE,
+   *   API_INVALID_BODY, transport codes
    */
   uploadResults(
     id: string,
+    lockToken: string,
     files: { readonly summary: Uint8Array; readonly result: Uint8Array },
     call?: CallOptions,
   ): Promise<ResultUpload> {
@@ -211,7 +238,10 @@ export class FlowfleetClient {
       {
         method: 'PUT',
         path: `/v1/results/${segment(id)}`,
-        headers: { [SUMMARY_BYTES_HEADER]: String(files.summary.byteLength) },
+        headers: {
+          [SUMMARY_BYTES_HEADER]: String(files.summary.byteLength),
+          [JOB_LOCK_HEADER]: lockToken,
+        },
         bytes: [files.summary, files.result],
         idempotent: true,
         ...withCall(call),

@@ -32,7 +32,7 @@ export interface CallOptions {
 
 /** One HTTP call as the client methods describe it. */
 export interface HttpRequest {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path and query, already encoded, e.g. `/v1/rollouts/abc`. */
   readonly path: string;
   readonly json?: unknown;

@@ -51,6 +51,7 @@ export type {
 } from '@flowfleet/formats';
 export { sha256Hex } from './sha256-hex.js';
 export {
+  CancelledRolloutSchema,
   EnqueuedRolloutSchema,
   FleetSchema,
   HealthSchema,
@@ -66,6 +67,7 @@ export {
   WeightReportSchema,
 } from '@flowfleet/protocol';
 export type {
+  CancelledRollout,
   ClassScaling,
   EnqueuedRollout,
   Fleet,

@@ -1,6 +1,6 @@
 /** One HTTP request, sent whole (the body is in memory) and answered whole. */
 export interface WireRequest {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path and query under the wire's base URL, already encoded, e.g. `/v1/rollouts/abc`. */
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;

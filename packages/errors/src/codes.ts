@@ -238,6 +238,36 @@ export const ERROR_CODES = {
     summary:
       'The job already has a result.safetensors with different bytes; results are written once and nothing was written.',
   },
+  API_RESULT_NOT_HOLDER: {
+    source: 'coordinator',
+    httpStatus: 409,
+    summary:
+      "A result upload does not come from the attempt that holds the job: its job-lock header is missing or is not the job's current lock (the job is queued, finished, or another attempt took it over). Nothing was written.",
+  },
+  API_RESULT_MISMATCH: {
+    source: 'coordinator',
+    httpStatus: 422,
+    summary:
+      'An uploaded result does not describe the request of the job it is stored under (model, prompt, seeds, steps, sampler, guidance, schedule or weights differ); details.mismatches names each field. Nothing was written.',
+  },
+  API_JOB_NOT_CANCELLABLE: {
+    source: 'coordinator',
+    httpStatus: 409,
+    summary:
+      'DELETE /v1/rollouts/:id on a job that is no longer queued: a running job finishes (its result is stored as usual) and a finished one stays; details.status says which.',
+  },
+  API_URL_TOO_LONG: {
+    source: 'coordinator',
+    httpStatus: 414,
+    summary:
+      'A path parameter is longer than the router accepts (no id, sha256 or name the API issues is this long); nothing was read.',
+  },
+  API_INVALID_UTF8: {
+    source: 'coordinator',
+    httpStatus: 400,
+    summary:
+      'A JSON body is not valid UTF-8 (a prompt would otherwise be stored with U+FFFD in place of its bytes); nothing was changed.',
+  },
   API_BODY_TOO_LARGE: {
     source: 'coordinator',
     httpStatus: 413,
@@ -524,7 +554,7 @@ export const ERROR_CODES = {
     source: 'worker',
     httpStatus: 409,
     summary:
-      "The worker no longer held a job when it settled it: its lock lapsed (a partition or a stall longer than the lock) and the job moved on to another attempt; this worker's outcome is dropped (a result it stored stands only if identical) and it goes on serving.",
+      "The worker no longer held a job when it uploaded its result or settled it: its lock lapsed (a partition or a stall longer than the lock) and the job moved on to another attempt; this worker's outcome is dropped (the coordinator refuses its result, API_RESULT_NOT_HOLDER) and it goes on serving.",
   },
   NUM_INVALID_ARGUMENT: {
     source: 'numerics',

@@ -25,6 +25,18 @@ export type {
 } from './safetensors/read-safetensors.js';
 export { writeSafetensors } from './safetensors/write-safetensors.js';
 export type { SafetensorsTensors } from './safetensors/write-safetensors.js';
+export { safetensorsLayout } from './safetensors/safetensors-layout.js';
+export type {
+  SafetensorsEntrySpec,
+  SafetensorsLayout,
+  SafetensorsSlot,
+} from './safetensors/safetensors-layout.js';
+export { SafetensorsFileWriter } from './safetensors/safetensors-file-writer.js';
+export { planSafetensorsShards } from './safetensors/safetensors-shards.js';
+export type {
+  SafetensorsShardPlan,
+  SafetensorsShardsPlan,
+} from './safetensors/safetensors-shards.js';
 export {
   MAX_HEADER_BYTES,
   parseSafetensorsHeader,

@@ -48,6 +48,7 @@ export { bindCheckpoint } from './checkpoint/bind-checkpoint.js';
 export type { CheckpointEntry } from './checkpoint/bind-checkpoint.js';
 export type { CheckpointKeys, CheckpointVocabulary } from './checkpoint/checkpoint-keys.js';
 export { decodeCheckpointTensor } from './checkpoint/decode-checkpoint-tensor.js';
+export { loadCheckpoint } from './checkpoint/load-checkpoint.js';
 export { bindLoraAdapter } from './lora/bind-lora.js';
 export { loraScale } from './lora/lora-config.js';
 export type { PeftLoraConfig } from './lora/lora-config.js';

@@ -33,6 +33,18 @@ export const EnqueuedRolloutSchema = z.object({
 /** An enqueued rollout: its id, lane and how many live workers could serve it. */
 export type EnqueuedRollout = z.infer<typeof EnqueuedRolloutSchema>;
 
+/**
+ * `DELETE /v1/rollouts/:id` → 200: the queued job is removed from its lane and will not run (a
+ * running one is refused with 409 API_JOB_NOT_CANCELLABLE and finishes).
+ */
+export const CancelledRolloutSchema = z.object({
+  id: IdSchema,
+  lane: LaneNameSchema,
+  status: z.literal('cancelled'),
+});
+/** A cancelled rollout: its id and lane. */
+export type CancelledRollout = z.infer<typeof CancelledRolloutSchema>;
+
 /** `GET /v1/rollouts`: the most recent rollouts across lanes, newest first. */
 export const RolloutListSchema = z.object({ rollouts: z.array(RolloutListItemSchema) });
 /** The recent-rollouts listing. */
@@ -48,6 +60,13 @@ export type StoredBlob = z.infer<typeof StoredBlobSchema>;
  * (the rest is `result.safetensors`).
  */
 export const SUMMARY_BYTES_HEADER = 'x-flowfleet-summary-bytes';
+
+/**
+ * The header of `PUT /v1/results/:id` that proves the upload comes from the attempt holding the
+ * job: the lock token its worker took the job with. The coordinator stores a result only while
+ * this token is the job's current lock (ADR 014).
+ */
+export const JOB_LOCK_HEADER = 'x-flowfleet-job-lock';
 
 /**
  * The header of `POST /v1/rollouts` that names one enqueue (a UUID): the job id carries it, so a

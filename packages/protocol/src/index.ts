@@ -7,6 +7,8 @@ export { FleetLimits } from './fleet-limits.js';
 export type { FleetLimitsOptions } from './fleet-limits.js';
 export { ComponentIdSchema, IdSchema, MAX_WEIGHT_VERSION, Sha256Schema } from './atoms.js';
 export { isWeightRequirementMet, unmetWeights } from './weight-requirement.js';
+export { resultMismatches } from './result-answers-job.js';
+export type { ResultMismatch } from './result-answers-job.js';
 export type {
   ResolvedWeightRequirement,
   ResolvedWeightRequirements,
@@ -99,6 +101,7 @@ export { toJsonSchema } from './json-schema.js';
 export type { JsonSchemaOptions } from './json-schema.js';
 export { PROTOCOL_SCHEMAS } from './schemas.js';
 export {
+  CancelledRolloutSchema,
   EnqueuedRolloutSchema,
   FleetSchema,
   HealthSchema,
@@ -110,6 +113,7 @@ export {
   ResultUploadSchema,
   RolloutListSchema,
   SUMMARY_BYTES_HEADER,
+  JOB_LOCK_HEADER,
   IDEMPOTENCY_KEY_HEADER,
   IdempotencyKeySchema,
   StoredBlobSchema,
@@ -118,6 +122,7 @@ export {
   WeightReportSchema,
 } from './api-schemas.js';
 export type {
+  CancelledRollout,
   EnqueuedRollout,
   Fleet,
   FleetWorker,

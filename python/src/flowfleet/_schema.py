@@ -123,6 +123,7 @@ def validate(value: Any, check: Check, what: str) -> Any:
 
 ERROR_ENVELOPE = obj(code=STR, message=STR)
 ENQUEUED = obj(id=STR, lane=STR, status=literal("queued"), eligibleWorkers=COUNT)
+CANCELLED = obj(id=STR, lane=STR, status=literal("cancelled"))
 _PROGRESS = obj(step=COUNT, steps=COUNT)
 JOB_STATUS = obj(
     {"error": ERROR_ENVELOPE, "worker": STR, "summary": obj(), "startedAt": STR, "finishedAt": STR},

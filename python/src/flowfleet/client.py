@@ -22,6 +22,7 @@ from .rollout_file import RolloutFile, read_rollout_file
 from .rounds import enqueue_round
 from .transport import Call, HttpTransport, RetryEvent
 from .types import (
+    CancelledRollout,
     EnqueuedRollout,
     Fleet,
     Health,
@@ -52,6 +53,7 @@ DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_RETRY = RetryPolicy()
 IDEMPOTENCY_KEY_HEADER = "idempotency-key"
 SUMMARY_BYTES_HEADER = "x-flowfleet-summary-bytes"
+JOB_LOCK_HEADER = "x-flowfleet-job-lock"
 
 
 def _segment(value: str) -> str:
@@ -224,6 +226,22 @@ class Client:
         )
         return cast(JobStatus, self._get(path + query, schema.JOB_STATUS, stretched))
 
+    def cancel_rollout(self, id: str, *, call: Call | None = None) -> CancelledRollout:
+        """Cancels a queued rollout (trainer role): it is removed from its lane and never runs. A
+        running job is not abandoned — it finishes and stores its result — so cancelling one is
+        refused, as is cancelling a finished one. Retried like a read: a retry after a cancel that
+        landed answers ``API_JOB_NOT_FOUND``.
+
+        :raises FlowfleetError: ``API_JOB_NOT_CANCELLABLE`` (``details["status"]``: active,
+            completed or failed), ``API_JOB_NOT_FOUND``, ``API_FORBIDDEN``, transport codes
+        """
+        return cast(
+            CancelledRollout,
+            self._http.request_json(
+                "DELETE", f"/v1/rollouts/{_segment(id)}", schema.CANCELLED, idempotent=True, call=call
+            ),
+        )
+
     def wait_for(
         self,
         id: str,
@@ -268,13 +286,16 @@ class Client:
         return self._http.read_bytes("GET", f"/v1/rollouts/{_segment(id)}/result", call=call)
 
     def upload_results(
-        self, id: str, summary: bytes, result: bytes, *, call: Call | None = None
+        self, id: str, summary: bytes, result: bytes, *, lock_token: str, call: Call | None = None
     ) -> ResultUpload:
         """Stores job ``id``'s ``summary.json`` and ``result.safetensors`` in one request (worker
-        role); written once: ``created``, or ``unchanged`` for the same bytes again.
+        role), as the attempt that holds the job with ``lock_token``; written once: ``created``, or
+        ``unchanged`` for the same bytes again.
 
-        :raises FlowfleetError: ``API_RESULT_CONFLICT``, ``API_JOB_NOT_FOUND``,
-            ``API_BLOB_TOO_LARGE``, ``API_INVALID_BODY``, transport codes
+        :raises FlowfleetError: ``API_RESULT_NOT_HOLDER`` (``lock_token`` is not the job's lock),
+            ``API_RESULT_MISMATCH`` (the summary does not describe the job's request),
+            ``API_RESULT_CONFLICT``, ``API_JOB_NOT_FOUND``, ``API_BLOB_TOO_LARGE``,
+            ``API_INVALID_BODY``, transport codes
         """
         return cast(
             ResultUpload,
@@ -284,7 +305,7 @@ class Client:
                 schema.RESULT_UPLOAD,
                 idempotent=True,
                 content=bytes(summary) + bytes(result),
-                headers={SUMMARY_BYTES_HEADER: str(len(summary))},
+                headers={SUMMARY_BYTES_HEADER: str(len(summary)), JOB_LOCK_HEADER: lock_token},
                 call=call,
             ),
         )

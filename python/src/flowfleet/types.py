@@ -34,6 +34,12 @@ class EnqueuedRollout(TypedDict):
     eligibleWorkers: int
 
 
+class CancelledRollout(TypedDict):
+    id: str
+    lane: str
+    status: Literal["cancelled"]
+
+
 class JobProgress(TypedDict):
     step: int
     steps: int

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { integerIn } from '../cli-args.js';
 import type { CliIo } from '../cli-io.js';
 import { runDemo, type DemoFlags } from '../demo/run-demo.js';
+import { cancelCommand, runCancel } from './cancel-command.js';
 import { withRemoteOptions, type RemoteOptions } from '../remote-client.js';
 import {
   runLanes,
@@ -66,6 +67,10 @@ export function registerCommands(program: Command, io: CliIo, hooks: CommandHook
   );
 
   rolloutCommand(program).action(run('rollout', (flags: RolloutFlags) => runRollout(flags, io)));
+
+  cancelCommand(program).action(
+    run('cancel', (flags: RemoteOptions, id: string) => runCancel(flags, id, io)),
+  );
 
   withRemoteOptions(
     program

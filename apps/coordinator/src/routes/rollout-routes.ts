@@ -1,9 +1,12 @@
+import { Readable } from 'node:stream';
 import { FlowfleetError, isFlowfleetError } from '@flowfleet/errors';
 import { RolloutSummarySchema } from '@flowfleet/formats';
 import {
+  CancelledRolloutSchema,
   EnqueuedRolloutSchema,
   IDEMPOTENCY_KEY_HEADER,
   IdempotencyKeySchema,
+  JOB_LOCK_HEADER,
   JobStatusSchema,
   ResultUploadSchema,
   type JobStatus,
@@ -39,7 +42,7 @@ function jobNotFound(id: string): FlowfleetError {
 
 /** Rollout routes: enqueue, status, result download, and the worker's result upload. */
 export function registerRolloutRoutes(app: FastifyInstance, services: CoordinatorServices): void {
-  const { rollouts, jobs, blobs, limits, events, queues } = services;
+  const { rollouts, jobs, blobs, limits, events, queues, provenance } = services;
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.post('/v1/rollouts', {
@@ -118,6 +121,25 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
     },
   });
 
+  api.delete('/v1/rollouts/:id', {
+    schema: { params: JobIdParamsSchema, response: { 200: CancelledRolloutSchema } },
+    config: {
+      flowfleet: {
+        roles: ['trainer'],
+        summary:
+          'Cancel a queued rollout: it is removed from its lane and never runs (any result an earlier, cut attempt left is deleted). A running job is not abandoned: it finishes and stores its result, and the cancel is refused (409 API_JOB_NOT_CANCELLABLE, as for a finished one). A cancelled id then answers 404',
+        errors: ['API_JOB_NOT_FOUND', 'API_JOB_NOT_CANCELLABLE'],
+        usesRedis: true,
+      },
+    },
+    handler: async (request) => {
+      const cancelled = await rollouts.cancel(request.params.id);
+      // A queued job may still have files from an attempt cut between upload and completion.
+      await blobs.deleteResult(cancelled.id);
+      return cancelled;
+    },
+  });
+
   api.get('/v1/rollouts/:id/result', {
     schema: { params: JobIdParamsSchema },
     config: {
@@ -138,10 +160,13 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
           details: { id },
         });
       }
-      return reply
+      void reply
         .header('content-type', 'application/octet-stream')
-        .header('content-length', opened.sizeBytes)
-        .send(opened.stream);
+        .header('content-length', opened.sizeBytes);
+      if (request.method !== 'HEAD') return reply.send(opened.stream);
+      // The GET's headers, no body: the file is not read (fastify would drain it for HEAD).
+      opened.stream.destroy();
+      return reply.send(Readable.from([]));
     },
   });
 
@@ -184,6 +209,11 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
             .min(2)
             .max(limits.maxBodyBytes)
             .describe("How many leading body bytes are the job's summary.json"),
+          [JOB_LOCK_HEADER]: z
+            .string()
+            .min(1)
+            .max(256)
+            .describe('The lock token the uploading attempt holds the job with'),
         }),
         response: { 200: ResultUploadSchema, 201: ResultUploadSchema },
       },
@@ -193,11 +223,16 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
           summary:
             "A worker stores a job's summary.json and result.safetensors in one request: the body " +
             `is the summary's bytes then the result's, the ${SUMMARY_BYTES_HEADER} header says ` +
-            'where the summary ends. The result is written once (same bytes again: 200; ' +
+            `where the summary ends. Only the attempt that holds the job may store (the ${JOB_LOCK_HEADER} ` +
+            "header is its lock token: else 409 API_RESULT_NOT_HOLDER), and the summary must describe the job's " +
+            'request (model, prompts, seeds, steps, sampler, guidance, schedule, weights: else 422 ' +
+            'API_RESULT_MISMATCH). The result is written once (same bytes again: 200; ' +
             'different bytes: 409, nothing written); the first summary stored stands.',
           consumes: 'binary',
           errors: [
             'API_JOB_NOT_FOUND',
+            'API_RESULT_NOT_HOLDER',
+            'API_RESULT_MISMATCH',
             'API_RESULT_CONFLICT',
             'API_BLOB_TOO_LARGE',
             'API_BLOB_STORE_FULL',
@@ -209,11 +244,15 @@ export function registerRolloutRoutes(app: FastifyInstance, services: Coordinato
       handler: async (request, reply) => {
         const { id } = request.params;
         const summaryBytes = request.headers[SUMMARY_BYTES_HEADER];
-        if (!(await rollouts.exists(id))) throw jobNotFound(id);
+        const lane = await rollouts.laneOf(id);
+        if (lane === undefined || !(await rollouts.exists(id))) throw jobNotFound(id);
         const body = rawBodyStream(request, limits.maxBodyBytes + limits.maxBlobBytes);
+        // Only the attempt holding the job stores its result (ADR 014).
+        const job = await provenance.holder(lane, id, request.headers[JOB_LOCK_HEADER]);
         const { head, rest } = await splitBody(body, summaryBytes);
-        // Small and structured: validated before anything is stored (zod at the edge).
-        jobs.validateSummary(id, head);
+        // Small and structured: validated before anything is stored (zod at the edge), and it
+        // must describe what the job asked for.
+        provenance.answers(job, jobs.validateSummary(id, head));
         const result = await blobs.putResult(id, 'result.safetensors', rest, limits.maxBlobBytes);
         const summary = await storeSummaryOnce(blobs, id, head, limits.maxBodyBytes);
         return reply.status(result.status === 'created' ? 201 : 200).send({

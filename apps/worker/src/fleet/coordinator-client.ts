@@ -95,24 +95,36 @@ export class CoordinatorClient {
   }
 
   /**
-   * Stores a job's summary and result in one request; `conflict` when a different result is
-   * already stored (nothing was written then).
+   * Stores a job's summary and result in one request, as the attempt holding the job with
+   * `lockToken`; `conflict` when a different result is already stored (nothing was written then).
+   * @throws FlowfleetError WORKER_JOB_LOST when the coordinator says this attempt no longer holds
+   *   the job (API_RESULT_NOT_HOLDER: its lock lapsed and the job moved on; not retried)
    * @throws FlowfleetError WORKER_RESULT_UPLOAD_FAILED (`details.code`: the last failure's),
    *   CLIENT_ABORTED
    */
   async putResults(
     jobId: string,
+    lockToken: string,
     files: ResultFiles,
     signal?: AbortSignal,
   ): Promise<ResultUploadOutcome> {
     try {
-      const stored = await this.#client.uploadResults(jobId, files, {
+      const stored = await this.#client.uploadResults(jobId, lockToken, files, {
         retry: this.#uploadRetry,
         ...(signal === undefined ? {} : { signal }),
       });
       return stored.status;
     } catch (error) {
       if (isFlowfleetError(error, 'API_RESULT_CONFLICT')) return 'conflict';
+      if (isFlowfleetError(error, 'API_RESULT_NOT_HOLDER')) {
+        // The lock lapsed (a partition longer than it) and the job moved on: this attempt's
+        // outcome is dropped, as its completion would have been.
+        throw new FlowfleetError(
+          'WORKER_JOB_LOST',
+          `job ${jobId}: the coordinator refused the result, this attempt no longer holds the job`,
+          { details: { jobId, code: error.code }, cause: error },
+        );
+      }
       if (!isFlowfleetError(error) || error.code === 'CLIENT_ABORTED') throw error;
       throw new FlowfleetError(
         'WORKER_RESULT_UPLOAD_FAILED',

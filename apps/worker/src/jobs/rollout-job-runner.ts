@@ -3,6 +3,7 @@ import type { RolloutSummary } from '@flowfleet/formats';
 import {
   JobProgressSchema,
   manifestSatisfies,
+  resultMismatches,
   unmetWeights,
   type FleetLimits,
   type JobProgress,
@@ -26,6 +27,8 @@ import { rolloutOutput } from './rollout-output.js';
 export interface RunnableJob {
   readonly id?: string | undefined;
   readonly data: unknown;
+  /** The lock this attempt holds the job with: its result upload carries it. */
+  readonly lockToken: string;
   /** What the last attempt reported (a fresh job: nothing, or 0). */
   readonly progress?: unknown;
   reportProgress(progress: JobProgress): Promise<unknown>;
@@ -55,6 +58,7 @@ export interface RolloutJobRunnerOptions {
   /** Stores the result files, retrying as long as its bound allows. */
   readonly putResults: (
     jobId: string,
+    lockToken: string,
     files: ResultFiles,
     signal?: AbortSignal,
   ) => Promise<ResultUploadOutcome>;
@@ -120,7 +124,7 @@ export class RolloutJobRunner {
     // The upload goes to the coordinator, progress to Redis: neither waits for the other (a slow
     // or cut Redis link does not hold the result back), and the job completes after both.
     const [stored] = await Promise.all([
-      this.#store(data.id, resultBytes, summary, logger, signal),
+      this.#store(data, job.lockToken, resultBytes, summary, logger, signal),
       progress.flush(),
     ]);
     logger.info(
@@ -226,10 +230,12 @@ export class RolloutJobRunner {
    * with no pinned version retried after a sync, or on another backend) — the earlier one's,
    * which stands: the job is answered once, by the first result stored.
    * @throws FlowfleetError WORKER_RESULT_CONFLICT when a different result is stored without a
-   *   summary (its attempt died between the two writes)
+   *   summary (its attempt died between the two writes), or with one that does not describe this
+   *   job's request (never adopted: protocol's `resultMismatches`)
    */
   async #store(
-    jobId: string,
+    job: RolloutJob,
+    lockToken: string,
     resultBytes: Uint8Array,
     summary: RolloutSummary,
     logger: Logger,
@@ -239,7 +245,8 @@ export class RolloutJobRunner {
       summary: new TextEncoder().encode(JSON.stringify(summary)),
       result: resultBytes,
     };
-    const outcome = await this.#options.putResults(jobId, files, signal);
+    const jobId = job.id;
+    const outcome = await this.#options.putResults(jobId, lockToken, files, signal);
     // A summary differs per attempt (worker, timings): after an identical result, the first one
     // stored stands.
     if (outcome === 'unchanged') logger.info('an earlier attempt had stored the same result');
@@ -251,6 +258,16 @@ export class RolloutJobRunner {
     );
     const earlier = await this.#options.storedSummary(jobId, signal);
     if (earlier === undefined) throw conflict;
+    // The coordinator checks every upload, but a stored summary is adopted only when it is
+    // this job's (defence in depth: a blob store written around the API, an older coordinator).
+    const mismatches = resultMismatches(job, earlier);
+    if (mismatches.length > 0) {
+      throw new FlowfleetError(
+        'WORKER_RESULT_CONFLICT',
+        `job ${jobId} has a stored result that does not describe its request (${mismatches.map((m) => m.field).join(', ')}); it is not adopted`,
+        { details: { jobId, mismatches }, cause: conflict },
+      );
+    }
     logger.warn(
       {
         err: conflict,

@@ -65,6 +65,11 @@ export interface HeldJob<R> {
   readonly data: unknown;
   /** What the last attempt reported, if anything (a fresh job: undefined or 0). */
   readonly progress: unknown;
+  /**
+   * The token this consumer holds the job's lock with: the attempt's proof of holding, sent with
+   * its result upload (the coordinator stores a result only while it is the job's lock).
+   */
+  readonly lockToken: string;
   /** Attempts that ended before this one (a stall or a hand-back is not an attempt). */
   readonly attemptsMade: number;
   /** Stores progress where job readers see it. */

@@ -56,7 +56,8 @@ export function openLanes(
     textEmbeddings: (request, signal) => embeds.load(request, signal),
     ensureWeights: (component, requirement, signal) =>
       reconciler.ensure(component, requirement, options.weightsWaitMs, signal),
-    putResults: (jobId, files, signal) => link.coordinator.putResults(jobId, files, signal),
+    putResults: (jobId, lockToken, files, signal) =>
+      link.coordinator.putResults(jobId, lockToken, files, signal),
     storedSummary: (jobId, signal) => link.coordinator.storedSummary(jobId, signal),
     logger,
   });

@@ -4,7 +4,9 @@ import { FlowfleetError } from '@flowfleet/errors';
 import type { EgressBucket } from '@flowfleet/protocol';
 import {
   BearerAuth,
+  edgeServerOptions,
   installErrorEnvelope,
+  refuseMissingHost,
   registerBlobRangeRoute,
 } from '@flowfleet/protocol/http-edge';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -58,11 +60,13 @@ export class PeerServer {
       loggerInstance: options.logger as FastifyBaseLogger,
       // Peers ask many ranges a second: no request lines (failures are logged by the handler).
       logController: new LogController({ disableRequestLogging: true }),
+      ...edgeServerOptions(),
       exposeHeadRoutes: false,
       // close() ends the waits in flight and drops open connections (peers fall back).
       forceCloseConnections: true,
     });
     installErrorEnvelope(app);
+    refuseMissingHost(app);
     const auth = new BearerAuth(
       options.token === undefined ? undefined : { worker: options.token },
     );

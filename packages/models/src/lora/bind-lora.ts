@@ -67,6 +67,14 @@ function dims(entry: CheckpointEntry | undefined): string {
   return entry === undefined ? 'absent' : `${entry.dtype} [${entry.shape.join(', ')}]`;
 }
 
+function loraInvalid(component: string, problems: readonly string[]): FlowfleetError {
+  return new FlowfleetError(
+    'MODEL_LORA_INVALID',
+    `${component}: the adapter does not fit (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''})`,
+    { details: { component, problems } },
+  );
+}
+
 /**
  * Binds a LoRA adapter's tensors to a component's layers through the card's key maps. Accepts
  * PEFT keys (`base_model.model.<module>.lora_A.weight` / `lora_B.weight`), diffusers keys
@@ -75,9 +83,10 @@ function dims(entry: CheckpointEntry | undefined): string {
  * module in any vocabulary of the card. Every module must bind, be in `target_modules`, pair A
  * with B, and have A [rank, in] and B [out, rank] for the layer's W [out, in] with the config's
  * rank (`rank_pattern`, else `r`).
- * @throws FlowfleetError MODEL_LORA_UNBOUND when a module binds no layer, no layer binds, or
- *   fewer than `expectLayers` do (details: boundLayers, expectLayers, unbound, problems);
- *   MODEL_LORA_INVALID listing every other problem
+ * @throws FlowfleetError MODEL_LORA_INVALID listing every problem when every module finds its
+ *   layer but some do not fit (a rank or shape mismatch, a module outside `target_modules`, a bad
+ *   config); MODEL_LORA_UNBOUND when a module binds no layer, no layer binds, or fewer than
+ *   `expectLayers` do (details: boundLayers, expectLayers, unbound, problems)
  */
 export function bindLoraAdapter(
   spec: ModelComponentSpec,
@@ -170,6 +179,9 @@ export function bindLoraAdapter(
     return layer === undefined ? [] : [layer];
   });
   const boundLayers = layers.length;
+  // Every module found its layer but some do not fit (a rank, a shape, the config): that is the
+  // adapter being wrong, not unbound, whatever count the misfits leave bound.
+  if (unbound.length === 0 && problems.length > 0) throw loraInvalid(spec.id, problems);
   if (
     unbound.length > 0 ||
     boundLayers === 0 ||
@@ -191,12 +203,6 @@ export function bindLoraAdapter(
       },
     });
   }
-  if (problems.length > 0) {
-    throw new FlowfleetError(
-      'MODEL_LORA_INVALID',
-      `${spec.id}: the adapter does not fit (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''})`,
-      { details: { component: spec.id, problems } },
-    );
-  }
+  if (problems.length > 0) throw loraInvalid(spec.id, problems);
   return { layers, boundLayers };
 }

@@ -6,6 +6,17 @@ export type { Wan21Config } from './wan21-config.js';
 export { parameterCount, parameterShapes } from './parameter-shapes.js';
 export { tokenize } from './tokenize.js';
 export { initWeights } from './init-weights.js';
+export {
+  DEFAULT_MAX_SHARD_BYTES,
+  diffusersDitKey,
+  writeWan21DitCheckpoint,
+} from './checkpoint/write-dit-checkpoint.js';
+export type {
+  Wan21CheckpointDtype,
+  Wan21DitLayout,
+  WriteDitCheckpointOptions,
+  WrittenDitCheckpoint,
+} from './checkpoint/write-dit-checkpoint.js';
 export { wan21MiniCard } from './wan21-mini-card.js';
 export { WAN21_T2V_1_3B_RECIPE, wan21T2v13bCard } from './wan21-t2v-1-3b-card.js';
 export { padTextEmbedding } from './text-embeddings.js';

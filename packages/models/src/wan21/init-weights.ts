@@ -32,6 +32,24 @@ function ruleFor(name: string, dims: readonly number[]): InitRule {
 }
 
 /**
+ * One tensor of `initWeights`: the tensor at `sortedIndex` in the name-sorted list of its
+ * component (stream base `streamBase`), drawn and scaled as `initWeights` does, so a checkpoint
+ * writer can make a multi-GB set tensor by tensor.
+ */
+export function initTensor(
+  seed: number,
+  name: string,
+  dims: readonly number[],
+  sortedIndex: number,
+  streamBase = 0,
+): Float32Array {
+  const { scale, offset } = ruleFor(name, dims);
+  const data = gaussianNoise(seed, streamBase + sortedIndex, shapeSize(dims));
+  for (let i = 0; i < data.length; i++) data[i] = offset + scale * data[i]!;
+  return data;
+}
+
+/**
  * Deterministic weights from a seed: tensor i of the name-sorted list is drawn from Philox stream
  * i (plus TEXT_ENCODER_STREAM_BASE for the text encoder) and scaled so activations stay O(1):
  * Linear/Conv weights N(0, 1/fan_in), biases and modulation N(0, 0.02²), norm weights
@@ -48,9 +66,7 @@ export function initWeights(
   const weights = new Map<string, TensorData>();
   names.forEach((name, index) => {
     const dims = shapes.get(name)!;
-    const { scale, offset } = ruleFor(name, dims);
-    const data = gaussianNoise(seed, streamBase + index, shapeSize(dims));
-    for (let i = 0; i < data.length; i++) data[i] = offset + scale * data[i]!;
+    const data = initTensor(seed, name, dims, index, streamBase);
     weights.set(name, { dtype: 'float32', dims: [...dims], data });
   });
   // Keep the spec's (insertion) order for iteration; draws depend only on the sorted index.

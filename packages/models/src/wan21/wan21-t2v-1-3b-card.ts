@@ -50,13 +50,16 @@ export const WAN21_T2V_1_3B_RECIPE = Object.freeze({
  * - latent 9 × 30 × 52: the 240 × 416 × 33 video of `general_ocr_wan2_1` through the Wan VAE
  *   (temporal stride 4: (33 − 1) / 4 + 1 = 9; spatial stride 8: 240 / 8, 416 / 8).
  * A worker loads its 5.7 GB of float32 weights only when its models name it (`loadByDefault`
- * false).
+ * false). Its DiT runs in the eager ONNX form only (`graphCapture: 'eager'`): one session whose
+ * weights are graph inputs, shared by every latent shape and every weight version; the captured
+ * form would bake 5.7 GB of initializers into one protobuf (2 GB limit) per shape (ADR 015).
  */
 export const wan21T2v13bCard = createWan21Card({
   id: 'wan2.1-t2v-1.3b',
   config: WAN21_1_3B,
   textInput: 'embeddings',
   loadByDefault: false,
+  graphCapture: 'eager',
   sampling: Object.freeze({
     steps: 20,
     shift: 3,

@@ -111,6 +111,11 @@ export function registerBlobRangeRoute(app: FastifyInstance, options: BlobRangeR
         .header('content-range', `bytes ${range.start}-${range.end}/${opened.totalBytes ?? '*'}`);
     }
     const { body } = opened;
+    if (request.method === 'HEAD') {
+      // The GET's headers, no body: nothing is read (fastify would drain a stream for HEAD).
+      if (body instanceof Readable) body.destroy();
+      return reply.send(Readable.from([]));
+    }
     // Under an egress cap every body pays into the one bucket (a link's bandwidth).
     if (options.egress === undefined && body instanceof Readable) return reply.send(body);
     return reply.send(

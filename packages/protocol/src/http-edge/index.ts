@@ -5,4 +5,10 @@ export { BearerAuth } from './bearer-auth.js';
 export type { BearerTokens, Role } from './bearer-auth.js';
 export { BLOB_ROUTE, parseRange, registerBlobRangeRoute } from './blob-range-route.js';
 export type { BlobRangeRouteOptions, ByteRange, OpenedBytes } from './blob-range-route.js';
+export {
+  MAX_PATH_PARAM_LENGTH,
+  edgeServerOptions,
+  refuseMissingHost,
+} from './edge-server-options.js';
+export type { EdgeServerOptions } from './edge-server-options.js';
 export { installErrorEnvelope } from './error-envelope-handler.js';

@@ -150,6 +150,7 @@ class BullmqHeldJob<R> implements HeldJob<R> {
   readonly data: unknown;
   readonly progress: unknown;
   readonly attemptsMade: number;
+  readonly lockToken: string;
   readonly #job: Job<unknown, R>;
   readonly #token: string;
   readonly #release: () => void;
@@ -173,6 +174,7 @@ class BullmqHeldJob<R> implements HeldJob<R> {
     this.data = job.data;
     this.progress = job.progress;
     this.attemptsMade = job.attemptsMade;
+    this.lockToken = token;
     this.#job = job;
     this.#token = token;
     this.#release = settle.release;
