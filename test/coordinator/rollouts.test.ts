@@ -416,7 +416,8 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
     const { request } = RolloutJobSchema.parse(
       (await fixture.coordinator.services.queues.get(enqueued.lane).getJob(enqueued.id))?.data,
     );
-    const honest = summaryFor(enqueued.id, request.seeds, request.steps);
+    // The edge stored the card's resolved request: every sampling field is set.
+    const honest = summaryFor(enqueued.id, request.seeds, request.steps!);
     // Queued: nobody holds it, whatever token is sent.
     const queued = await put('w-x:00000000-0000-0000-0000-000000000000', honest);
     expect(queued.statusCode).toBe(409);
@@ -534,7 +535,7 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
 /** A summary of the job `held` holds, describing exactly its request. */
 function summaryOfHeld(held: HeldTestJob, worker?: string) {
   const { request } = RolloutJobSchema.parse(held.data);
-  return summaryFor(held.id, request.seeds, request.steps, worker);
+  return summaryFor(held.id, request.seeds, request.steps!, worker);
 }
 
 function withWorkerAuth(upload: { headers: Record<string, string>; payload: Buffer }) {
