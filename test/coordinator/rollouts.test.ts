@@ -416,6 +416,7 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
     const { request } = RolloutJobSchema.parse(
       (await fixture.coordinator.services.queues.get(enqueued.lane).getJob(enqueued.id))?.data,
     );
+    // The edge stored the card's resolved request: every sampling field is set.
     const honest = summaryFor(enqueued.id, request.seeds, request.steps!);
     // Queued: nobody holds it, whatever token is sent.
     const queued = await put('w-x:00000000-0000-0000-0000-000000000000', honest);

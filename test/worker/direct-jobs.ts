@@ -1,8 +1,9 @@
 // Writes lanes and jobs the way the coordinator does, for lanes the coordinator's API cannot
 // create (requirements with a model-level op) and for announcements the worker must have missed.
-import { coordinatorKeys } from '@flowfleet/coordinator';
+import { admitRolloutRequest, coordinatorKeys } from '@flowfleet/coordinator';
 import { DEFAULT_CARD_REGISTRY } from '@flowfleet/models';
 import {
+  DEFAULT_LIMITS,
   laneForRequirements,
   newRolloutJobId,
   requirementsFor,
@@ -59,7 +60,13 @@ export async function addJob(
   const keys = coordinatorKeys(prefix);
   const lane = laneForRequirements(requirements);
   const id = newRolloutJobId(lane);
-  const request = rolloutRequestSchema().parse(body);
+  // Stored as the coordinator stores it: the card's resolved request.
+  const { request } = admitRolloutRequest(
+    body,
+    rolloutRequestSchema(),
+    DEFAULT_CARD_REGISTRY,
+    DEFAULT_LIMITS,
+  );
   const payload = data ?? {
     id,
     lane,

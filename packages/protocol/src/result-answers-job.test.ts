@@ -5,25 +5,28 @@ import { rolloutJobFor } from './rollout-job.js';
 import { RolloutRequestSchema } from './rollout-request.js';
 
 const CARD = { ops: ['flow_sde_step', 'cfg_combine'], componentKinds: ['dit', 'text_encoder'] };
-// What the edge stores: the card's resolved request, every sampling field set.
-const request = RolloutRequestSchema.parse({
-  model: 'wan21-mini',
-  prompt: 'a red ball',
+// As the coordinator stores it: the card's resolved request, every sampling field stated.
+const RESOLVED = {
   negativePrompt: '',
-  seeds: [11, 12, 13, 14],
   steps: 3,
   sampler: 'sde',
   guidanceScale: 4.5,
   cfgRule: 'unless-one',
   noiseLevel: 0.7,
   shift: 3,
+} as const;
+const request = RolloutRequestSchema.parse({
+  model: 'wan21-mini',
+  prompt: 'a red ball',
+  seeds: [11, 12, 13, 14],
+  ...RESOLVED,
+  shape: { frames: 1, height: 2, width: 2 },
 });
-const steps = request.steps!;
 const job = rolloutJobFor(request, CARD, { weights: { dit: { min: 3 } } });
 
 /** The summary a worker that ran `job` honestly uploads. */
 function honest(): RolloutSummary {
-  const t = steps;
+  const t = RESOLVED.steps;
   const g = request.seeds.length;
   const sigmas = Float64Array.from({ length: t + 1 }, (_, i) => 1 - i / t);
   return summarizeRollout(
@@ -33,15 +36,15 @@ function honest(): RolloutSummary {
         model: request.model,
         loopId: 'wan21.denoise',
         prompt: request.prompt,
-        negativePrompt: request.negativePrompt!,
-        sampler: request.sampler!,
+        negativePrompt: RESOLVED.negativePrompt,
+        sampler: RESOLVED.sampler,
         steps: t,
         group: g,
         latentDims: [4, 1, 2, 2],
-        noiseLevel: request.noiseLevel!,
-        guidanceScale: request.guidanceScale!,
-        cfgRule: request.cfgRule!,
-        shift: request.shift!,
+        noiseLevel: RESOLVED.noiseLevel,
+        guidanceScale: RESOLVED.guidanceScale,
+        cfgRule: RESOLVED.cfgRule,
+        shift: RESOLVED.shift,
         weightsVersions: { dit: 3, text_encoder: 0 },
         backend: { dit: 'cpu-reference' },
         platform: { device: 'cpu', arch: 'generic' },

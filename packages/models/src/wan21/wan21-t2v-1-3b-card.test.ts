@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { decodeOnnxModelSummary } from '@flowfleet/formats';
 import { DEFAULT_CARD_REGISTRY } from '../cards/card-registry.js';
 import { shapeSize } from './parameter-shapes.js';
 import { WAN21_T2V_1_3B_RECIPE, wan21T2v13bCard } from './wan21-t2v-1-3b-card.js';
@@ -22,6 +23,38 @@ describe('the wan2.1-t2v-1.3b card', () => {
     expect([c.patch, c.textLen, c.textDim]).toEqual([[1, 2, 2], 512, 4096]);
     expect(dit!.parameterShapes().get('text_embedding.0.weight')).toEqual([1536, 4096]);
     expect(dit!.parameterShapes().get('blocks.29.ffn.0.weight')).toEqual([8960, 1536]);
+  });
+
+  it("builds the DiT's ONNX graph (eager: weights as inputs) with every parameter by name, without running it", () => {
+    const [dit] = wan21T2v13bCard.components;
+    const bytes = dit!.onnx!.buildOnnx({ form: 'eager' });
+    const model = decodeOnnxModelSummary(bytes);
+    expect(model.initializers).toEqual([]);
+    const shapes = dit!.parameterShapes();
+    expect(model.inputs.map((i) => i.name)).toEqual([
+      'latent',
+      'timestep',
+      'context',
+      'rope_cos',
+      'rope_sin',
+      ...shapes.keys(),
+    ]);
+    for (const input of model.inputs.slice(5)) expect(input.dims).toEqual(shapes.get(input.name));
+    expect(model.inputs[0]!.dims).toEqual(['batch', 16, 'frames', 'height', 'width']);
+    expect(model.inputs[2]!.dims).toEqual(['batch', 512, 4096]);
+    // RoPE of head dim 128: 64 pairs.
+    expect(model.inputs[3]!.dims).toEqual(['tokens', 64]);
+    expect(model.outputs[0]).toEqual({
+      name: 'velocity',
+      elemType: 'float',
+      dims: ['batch', 16, 'frames', 'height', 'width'],
+    });
+    // The forward inputs the card declares for the recipe's latent and a CFG batch of G = 4.
+    expect(dit!.forwardInputDims(8, wan21T2v13bCard.latent)).toEqual({
+      latent: [8, 16, 9, 30, 52],
+      timestep: [8],
+      context: [8, 512, 4096],
+    });
   });
 
   it('takes embeddings: a dit and no text encoder, 512 × 4096 embeddings; the published VAE decodes', () => {
