@@ -25,7 +25,7 @@ import {
   waitUntil,
   type TestFleet,
 } from '../worker/fleet-fixture.js';
-import { spawnWorker, type ChildWorker } from '../fleet/child-worker.js';
+import { spawnWorker, STARTUP_TIMEOUT_MS, type ChildWorker } from '../fleet/child-worker.js';
 
 let cluster: RedisCluster;
 let single: RedisServer;
@@ -240,7 +240,7 @@ describe('a fleet on a 3-master Redis Cluster', () => {
             return (await fleet.redis.exists(key)) === 1 ? true : undefined;
           },
           `worker ${worker.workerId} to register`,
-          120_000,
+          STARTUP_TIMEOUT_MS,
         );
       await Promise.all(workers.map(heartbeat));
       const { id } = await fleet.enqueue(tinyRollout({ steps: 30 }));

@@ -35,7 +35,7 @@ describe('a coordinator restart under load', () => {
       await waitUntil(async () => {
         const statuses = await Promise.all(jobs.map(({ id }) => fleet.status(id)));
         return statuses.some((s) => s.status === 'completed') ? true : undefined;
-      }, 'the first completion');
+      }, 'the first completion', 60_000);
       await fleet.stopCoordinator();
       // While it is down, a rollout finishes and its worker keeps retrying the upload (the job
       // stays active, at its last step, in BullMQ).
@@ -68,5 +68,5 @@ describe('a coordinator restart under load', () => {
     } finally {
       await fleet.close();
     }
-  }, 90_000);
+  }, 240_000);
 });

@@ -161,7 +161,7 @@ describe('GET /v1/scaling', () => {
     } finally {
       await fleet.close();
     }
-  });
+  }, 120_000);
 
   it('answers an unknown class 404 and a malformed one 400, coded', async () => {
     const fleet = await startTestFleet(server.url, 'scaling-errors');

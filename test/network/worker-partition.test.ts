@@ -52,7 +52,7 @@ async function startedOn(host: string, body: Record<string, unknown>): Promise<A
       return status.status === 'active' && status.progress.step >= 2 ? status : undefined;
     },
     'the rollout to be under way',
-    30_000,
+    60_000,
   );
   expect(running.worker).toBe(workerIdOn(fleet, host));
   return job;

@@ -19,7 +19,7 @@ import { startTestFleet, TOKENS, tinyRollout, waitUntil } from '../worker/fleet-
  */
 const ASYNC_LOSS_WINDOW_MS = 1_000;
 const SENTINEL_TIMING = {
-  downAfterMs: 3_000,
+  downAfterMs: 6_000,
   failoverTimeoutMs: 3_000,
   enableDebugCommand: true,
 } as const;
@@ -28,7 +28,7 @@ const SENTINEL_TIMING = {
  * sentinels' down-after, so the replicas stay eligible for promotion, and long enough for an
  * enqueue to be answered in it on a busy machine.
  */
-const REPLICA_STALL_S = 2;
+const REPLICA_STALL_S = 4;
 
 let durable: RedisSentinelSet;
 let asynchronous: RedisSentinelSet;
@@ -124,10 +124,10 @@ async function failoverRun(
     phase('workers up');
     loops.push(trainerLoop(), trainerLoop(), trainerLoop());
     // Some rollouts through before the fault: the reference bytes every other one must match.
-    const first = await waitUntil(() => acknowledged[0], 'a first enqueue', 15_000);
-    await fleet.waitForCompletion(first.id, 15_000);
+    const first = await waitUntil(() => acknowledged[0], 'a first enqueue', 60_000);
+    await fleet.waitForCompletion(first.id, 60_000);
     const reference = await fleet.result(first.id);
-    await waitUntil(() => (acknowledged.length >= 4 ? true : undefined), 'four enqueues', 15_000);
+    await waitUntil(() => (acknowledged.length >= 4 ? true : undefined), 'four enqueues', 60_000);
 
     phase('flowing');
     const formerMaster = (await set.masterPort()) ?? set.nodes[0]!.port;
@@ -245,7 +245,7 @@ describe('a sentinel-mode fleet through a master failover', () => {
       mismatched: 0,
     });
     expect(run.acceptedAfterFailover).toBeGreaterThanOrEqual(5);
-  }, 120_000);
+  }, 240_000);
 
   it('without WAIT loses at most rollouts acknowledged in the window before the kill', async () => {
     const run = await failoverRun(asynchronous, 'failover-async', { replicas: 0, timeoutMs: 0 });
@@ -264,5 +264,5 @@ describe('a sentinel-mode fleet through a master failover', () => {
     // Everything accepted after the promotion completed.
     expect(run.acceptedAfterFailover).toBeGreaterThanOrEqual(5);
     expect(lostAt.every((at) => at <= run.killedAt + 5_000)).toBe(true);
-  }, 120_000);
+  }, 240_000);
 });
