@@ -25,7 +25,7 @@ import {
   waitUntil,
   type TestFleet,
 } from '../worker/fleet-fixture.js';
-import { spawnWorker, type ChildWorker } from '../fleet/child-worker.js';
+import { spawnWorker, STARTUP_TIMEOUT_MS, type ChildWorker } from '../fleet/child-worker.js';
 
 let cluster: RedisCluster;
 let single: RedisServer;
@@ -199,7 +199,7 @@ describe('a fleet on a 3-master Redis Cluster', () => {
     } finally {
       await Promise.all([fleet.close(), reference.close()]);
     }
-  }, 60_000);
+  }, 180_000);
 
   it('wakes an idle worker when a job is added to its lane, not at its next poll', async () => {
     const fleet = await startTestFleet(cluster.url, 'cluster-wake', { redisMode: 'cluster' });
@@ -240,7 +240,7 @@ describe('a fleet on a 3-master Redis Cluster', () => {
             return (await fleet.redis.exists(key)) === 1 ? true : undefined;
           },
           `worker ${worker.workerId} to register`,
-          45_000,
+          STARTUP_TIMEOUT_MS,
         );
       await Promise.all(workers.map(heartbeat));
       const { id } = await fleet.enqueue(tinyRollout({ steps: 30 }));
@@ -265,5 +265,5 @@ describe('a fleet on a 3-master Redis Cluster', () => {
       await Promise.all(children.map((child) => child.stop('SIGKILL')));
       await fleet.close();
     }
-  }, 90_000);
+  }, 240_000);
 });

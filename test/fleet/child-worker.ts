@@ -6,6 +6,12 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const OUTPUT_TAIL_CHARS = 20_000;
 
+/**
+ * How long a worker child may take to register: it loads the app through tsx, which on a machine
+ * busy with other work takes tens of seconds.
+ */
+export const STARTUP_TIMEOUT_MS = 120_000;
+
 /** A worker child process. */
 export interface ChildWorker {
   readonly workerId: string;

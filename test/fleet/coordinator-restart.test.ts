@@ -32,10 +32,14 @@ describe('a coordinator restart under load', () => {
         jobs.push(await fleet.enqueue(tinyRollout({ seeds: [seed, seed + 100], steps: 3 })));
       }
       // Stop the coordinator while some jobs are done, some running and some still queued.
-      await waitUntil(async () => {
-        const statuses = await Promise.all(jobs.map(({ id }) => fleet.status(id)));
-        return statuses.some((s) => s.status === 'completed') ? true : undefined;
-      }, 'the first completion');
+      await waitUntil(
+        async () => {
+          const statuses = await Promise.all(jobs.map(({ id }) => fleet.status(id)));
+          return statuses.some((s) => s.status === 'completed') ? true : undefined;
+        },
+        'the first completion',
+        60_000,
+      );
       await fleet.stopCoordinator();
       // While it is down, a rollout finishes and its worker keeps retrying the upload (the job
       // stays active, at its last step, in BullMQ).
@@ -68,5 +72,5 @@ describe('a coordinator restart under load', () => {
     } finally {
       await fleet.close();
     }
-  }, 90_000);
+  }, 240_000);
 });

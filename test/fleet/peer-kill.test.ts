@@ -11,7 +11,7 @@ import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 import { peerServes, planOf } from '../worker/fanout-helpers.js';
 import { startTestFleet, TOKENS, waitUntil, type TestFleet } from '../worker/fleet-fixture.js';
 import { fileOf, spanOf, syncOk, upload } from '../worker/sync-helpers.js';
-import { spawnWorker, type ChildWorker } from './child-worker.js';
+import { spawnWorker, STARTUP_TIMEOUT_MS, type ChildWorker } from './child-worker.js';
 
 let server: RedisServer;
 beforeAll(async () => {
@@ -44,7 +44,7 @@ async function waitForHeartbeat(fleet: TestFleet, worker: ChildWorker): Promise<
       return (await fleet.redis.exists(key)) === 1 ? true : undefined;
     },
     `worker ${worker.workerId} to register`,
-    60_000,
+    STARTUP_TIMEOUT_MS,
   );
 }
 
@@ -127,5 +127,5 @@ describe('a peer killed mid-transfer', () => {
       await Promise.all(children.map((child) => child.stop('SIGTERM')));
       await fleet.close();
     }
-  }, 180_000);
+  }, 300_000);
 });

@@ -57,7 +57,13 @@ describe('GET /v1/scaling', () => {
     try {
       const v2 = await fleet.startWorker({ platformFacts: V2, concurrency: 2 });
       await fleet.startWorker({ platformFacts: V3, concurrency: 3 });
-      const idle = await scaling(fleet);
+      // The fleet view may predate the second registration: wait until it shows both.
+      const idle = await waitUntil(async () => {
+        const view = await scaling(fleet);
+        return view.classes.filter((entry) => entry.source === 'live').length === 2
+          ? view
+          : undefined;
+      }, 'the fleet view to show both workers');
       expect(idle.rule).toMatch(/^desiredReplicas = /);
       expect(idle.classes.map((entry) => [entry.deviceClass, entry.source])).toEqual([
         ['cpu/x86-64-v2', 'live'],
@@ -155,7 +161,7 @@ describe('GET /v1/scaling', () => {
     } finally {
       await fleet.close();
     }
-  });
+  }, 120_000);
 
   it('answers an unknown class 404 and a malformed one 400, coded', async () => {
     const fleet = await startTestFleet(server.url, 'scaling-errors');

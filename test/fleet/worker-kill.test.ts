@@ -13,7 +13,7 @@ import {
   waitUntil,
   type TestFleet,
 } from '../worker/fleet-fixture.js';
-import { spawnWorker, type ChildWorker } from './child-worker.js';
+import { spawnWorker, STARTUP_TIMEOUT_MS, type ChildWorker } from './child-worker.js';
 
 let server: RedisServer;
 
@@ -50,7 +50,7 @@ async function waitForHeartbeat(fleet: TestFleet, worker: ChildWorker): Promise<
       return (await fleet.redis.exists(key)) === 1 ? true : undefined;
     },
     `worker ${worker.workerId} to register`,
-    45_000,
+    STARTUP_TIMEOUT_MS,
   );
 }
 
@@ -102,5 +102,5 @@ describe('a worker killed mid-rollout', () => {
       await Promise.all(children.map((child) => child.stop('SIGKILL')));
       await fleet.close();
     }
-  }, 120_000);
+  }, 240_000);
 });

@@ -34,7 +34,7 @@ beforeAll(async () => {
       retries += 1;
     },
   });
-}, 120_000);
+}, 180_000);
 
 afterAll(async () => {
   await trainer?.close();
@@ -121,7 +121,7 @@ describe('a coordinator cut off from Redis', () => {
     expect(await jobsFor(job.lane, [33, 34])).toEqual([answer.id]);
     const report = await faultReport(fleet, accepted);
     expect(report).toEqual({ accepted: 2, completed: 2, lost: 0, duplicated: 0, mismatched: 0 });
-  }, 120_000);
+  }, 240_000);
 });
 
 describe('a coordinator killed between enqueueing and answering', () => {
@@ -155,5 +155,5 @@ describe('a coordinator killed between enqueueing and answering', () => {
     await fleet.waitForCompletion(answer.id, 60_000);
     const report = await faultReport(fleet, accepted);
     expect(report).toEqual({ accepted: 3, completed: 3, lost: 0, duplicated: 0, mismatched: 0 });
-  }, 150_000);
+  }, 300_000);
 });

@@ -23,6 +23,11 @@ import { TOKENS, waitUntil } from '../worker/fleet-fixture.js';
 /** Inside its own namespace every port is free: the fleet's services use their usual ones. */
 const REDIS_PORT = 6379;
 const COORDINATOR_PORT = 8080;
+/**
+ * How long a coordinator or worker process may take to come up: each child loads the app through
+ * tsx, which on a machine busy with other work takes tens of seconds.
+ */
+export const STARTUP_TIMEOUT_MS = 120_000;
 
 /** What a network fleet is started with. */
 export interface NetFleetOptions {
@@ -198,7 +203,7 @@ export async function startNetFleet(name: string, options: NetFleetOptions): Pro
             return (last as ApiAnswer | undefined)?.status === 200 ? true : undefined;
           },
           'the coordinator to answer /healthz',
-          45_000,
+          STARTUP_TIMEOUT_MS,
         ).catch((error: unknown) => {
           throw new Error(
             `${(error as Error).message}: last ${String(last)} ${JSON.stringify(last)}\n${started.output()}`,
@@ -230,7 +235,7 @@ export async function startNetFleet(name: string, options: NetFleetOptions): Pro
             return (await redis?.exists(keys.heartbeat(workerId))) === 1 ? true : undefined;
           },
           `worker ${workerId} to register`,
-          60_000,
+          STARTUP_TIMEOUT_MS,
         );
         return worker;
       },

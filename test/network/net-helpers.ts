@@ -70,7 +70,7 @@ export async function waitForLog(
   from: number,
   pattern: RegExp,
   what: string,
-  timeoutMs = 30_000,
+  timeoutMs = 60_000,
 ): Promise<void> {
   await waitUntil(
     () => (pattern.test(process.output().slice(from)) ? true : undefined),

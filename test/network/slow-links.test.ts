@@ -7,7 +7,7 @@ import { readRolloutFile } from '@flowfleet/formats';
 import { WorkerHeartbeatSchema } from '@flowfleet/protocol';
 import { coordinatorKeys } from '@flowfleet/coordinator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOKENS, tinyRollout } from '../worker/fleet-fixture.js';
+import { TOKENS, tinyRollout, waitUntil } from '../worker/fleet-fixture.js';
 import { faultReport, type AcceptedJob } from './fault-report.js';
 import { delayRelay } from '../harness/netns-process.js';
 import { startNetFleet, workerIdOn, type NetFleet } from './net-fleet.js';
@@ -43,7 +43,7 @@ beforeAll(async () => {
   );
   await delayRelay(relay);
   for (const host of WORKERS) await fleet.network.setLoss(host, LOSS_PERCENT);
-}, 150_000);
+}, 300_000);
 
 afterAll(async () => {
   await fleet?.close();
@@ -55,6 +55,22 @@ async function resultOf(id: string): Promise<Uint8Array> {
   });
   if (response.status !== 200) throw new Error(`result ${id}: ${response.status}`);
   return new Uint8Array(await response.arrayBuffer());
+}
+
+/** Waits until every worker's heartbeat lists `lane` among the lanes it serves. */
+async function bothServe(keys: ReturnType<typeof coordinatorKeys>, lane: string): Promise<void> {
+  await waitUntil(
+    async () => {
+      for (const host of WORKERS) {
+        const raw = await fleet.redis.get(keys.heartbeat(workerIdOn(fleet, host)));
+        const beat = raw === null ? undefined : WorkerHeartbeatSchema.parse(JSON.parse(raw));
+        if (beat?.lanes.includes(lane) !== true) return undefined;
+      }
+      return true;
+    },
+    `both workers to serve ${lane}`,
+    60_000,
+  );
 }
 
 describe('workers on slow, lossy links to Redis', () => {
@@ -93,6 +109,9 @@ describe('workers on slow, lossy links to Redis', () => {
           });
           expect(answer.status).toBe(202);
           jobs.push(answer.body as AcceptedJob);
+          // The first enqueue made the lane: the rest wait until both workers serve it (their
+          // heartbeats say so), or the first to hear of it could take every job.
+          if (jobs.length === 1) await bothServe(keys, (answer.body as AcceptedJob).lane);
         }
       }
       const workersSeen = new Set<string>();
@@ -129,5 +148,5 @@ describe('workers on slow, lossy links to Redis', () => {
     expect(report).toEqual({ accepted: 8, completed: 8, lost: 0, duplicated: 0, mismatched: 0 });
     const view = await fleet.api('/v1/fleet');
     expect(view.status).toBe(200);
-  }, 180_000);
+  }, 300_000);
 });

@@ -29,7 +29,7 @@ beforeAll(async () => {
     heartbeatTtlMs: HEARTBEAT_TTL_MS,
   });
   await fleet.startCoordinator();
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await fleet?.close();
@@ -53,7 +53,7 @@ async function startedOn(host: string, body: Record<string, unknown>): Promise<A
       return status.status === 'active' && status.progress.step >= 2 ? status : undefined;
     },
     'the rollout to be under way',
-    30_000,
+    60_000,
   );
   expect(running.worker).toBe(workerIdOn(fleet, host));
   return job;
@@ -100,7 +100,7 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
     expected.set(job.id, await resultOf(fleet, reference.id));
     const report = await faultReport(fleet, accepted, expected);
     expect(report).toEqual({ accepted: 3, completed: 3, lost: 0, duplicated: 0, mismatched: 0 });
-  }, 150_000);
+  }, 360_000);
 
   it('refuses, with a code, a late upload whose bytes differ after a weight sync', async () => {
     const body = tinyRollout({ steps: 30, seeds: [21, 22] });
@@ -146,5 +146,5 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
     const report = await faultReport(fleet, accepted, expected);
     expect(report).toEqual({ accepted: 5, completed: 5, lost: 0, duplicated: 0, mismatched: 0 });
     expect(await w3.stop('SIGTERM')).toBe(0);
-  }, 150_000);
+  }, 360_000);
 });

@@ -108,5 +108,5 @@ describe('the short soak', () => {
         60 + 2 * recentJobs,
       );
     }
-  }, 240_000);
+  }, 480_000);
 });

@@ -16,7 +16,7 @@ import {
 } from '@flowfleet/protocol';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnWorker, type ChildWorker } from '../fleet/child-worker.js';
+import { spawnWorker, STARTUP_TIMEOUT_MS, type ChildWorker } from '../fleet/child-worker.js';
 import { chromiumPath } from '../harness/prerequisites.js';
 import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 import {
@@ -56,7 +56,7 @@ async function waitForHeartbeat(worker: ChildWorker): Promise<void> {
       return (await fleet.redis.exists(key)) === 1 ? true : undefined;
     },
     `worker ${worker.workerId} to register`,
-    60_000,
+    STARTUP_TIMEOUT_MS,
   );
 }
 
@@ -87,7 +87,7 @@ beforeAll(async () => {
   workers.push(spawnWorker(CPU_WORKER, workerEnv('cpu')));
   workers.push(spawnWorker(WEBGPU_WORKER, workerEnv('webgpu')));
   await Promise.all(workers.map(waitForHeartbeat));
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all(workers.map((worker) => worker.stop('SIGTERM')));

@@ -8,8 +8,14 @@ import {
   REDIS_STARTER_ENV,
 } from '@flowfleet/cli/local-redis';
 
-/** Runs once, before any test file. */
+/** Marks the choice as made in this process: every project of a run runs the set-up again. */
+const CHOSEN = Symbol.for('flowfleet.redisStarterChosen');
+
+/** Runs before any test file (once per project; only the first one decides and prints). */
 export async function setup(): Promise<void> {
+  const state = globalThis as { [CHOSEN]?: true };
+  if (state[CHOSEN]) return;
+  state[CHOSEN] = true;
   const choice = await chooseRedisStarter();
   process.env[REDIS_STARTER_ENV] = choice.starter;
   console.log(`[flowfleet] ${describeRedisChoice(choice)}`);
