@@ -157,6 +157,16 @@ function ack(workerId: string, version: number, status: SyncAck['status']): stri
 /** Frame geometry of the stored v2 result: a 9-frame 8×6 clip, frames 0, 4 and 8 returned. */
 const VIDEO = { frames: 9, height: 6, width: 8 } as const;
 const FRAME_INDICES = [0, 4, 8];
+/** The request the records below answer: a result must describe the job it is stored under. */
+const RECORDED_REQUEST = {
+  steps: 2,
+  sampler: 'sde',
+  guidanceScale: 4.5,
+  noiseLevel: 0.7,
+  shift: 3,
+  negativePrompt: '',
+  cfgRule: 'unless-one',
+} as const;
 
 /**
  * A rollout record of job `seeds` (T = 2, G = seeds.length): v2 with RGB frames that differ per
@@ -431,13 +441,18 @@ describe('dashboard in headless Chromium', () => {
 
   it('shows a thumbnail of each rollout’s first returned frame, and the strip on click', async () => {
     const withFrames = (await (
-      await api('POST', '/v1/rollouts', 'trainer', rolloutBody())
+      await api('POST', '/v1/rollouts', 'trainer', rolloutBody(RECORDED_REQUEST))
     ).json()) as {
       id: string;
       lane: string;
     };
     const latentsOnly = (await (
-      await api('POST', '/v1/rollouts', 'trainer', rolloutBody({ seeds: [3, 4] }))
+      await api(
+        'POST',
+        '/v1/rollouts',
+        'trainer',
+        rolloutBody({ ...RECORDED_REQUEST, seeds: [3, 4] }),
+      )
     ).json()) as { id: string; lane: string };
     const records = new Map([
       [withFrames.id, rolloutRecord([1, 2], true)],
@@ -461,7 +476,8 @@ describe('dashboard in headless Chromium', () => {
             bytesHeld: 0,
           },
         });
-        const upload = resultUpload(summary, writeRolloutFile(record));
+        // The attempt holding the job uploads (its lock token), as the worker app does.
+        const upload = resultUpload(summary, writeRolloutFile(record), job.token);
         const stored = await fetch(`${fixture.url}/v1/results/${job.id}`, {
           method: 'PUT',
           headers: { ...fixture.auth('worker'), ...upload.headers },
