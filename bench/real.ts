@@ -285,8 +285,9 @@ function ditInputs(batch: number, shape: { frames: number; height: number; width
 }
 
 async function formStage(): Promise<void> {
-  const layers = 8;
-  const config = createWan21Config({ layers, name: 'wan21-1.3b-8-blocks' }, WAN21_1_3B);
+  /** BENCH_REAL_FORM_BLOCKS (default 8: 1.59 GB, the most under the 2 GB protobuf limit). */
+  const layers = Number(process.env['BENCH_REAL_FORM_BLOCKS'] ?? 8);
+  const config = createWan21Config({ layers, name: `wan21-1.3b-${layers}-blocks` }, WAN21_1_3B);
   const small = createWan21Card({ id: 'bench-1.3b-8', config, graphCapture: 'eager' });
   const spec = small.components.find((c) => c.id === 'dit')!;
   const weights = initWeights(config, 1, 'dit');
