@@ -61,7 +61,8 @@ describe('a second card (pixel-flow) on the generic runtime', () => {
     expect(spec!.parameterShapes()).toEqual(pixelFlowShapes(card.config));
     expect([...spec!.initWeights(0).keys()]).toEqual([...pixelFlowShapes(card.config).keys()]);
     const cards = createCardRegistry([...DEFAULT_CARD_REGISTRY.cards, card]);
-    expect(cards.componentKinds()).toEqual(['dit', PIXEL_FLOW_KIND, 'text_encoder']);
+    // The shipped cards' kinds (a DiT, a text encoder, a VAE decoder) and this card's own.
+    expect(cards.componentKinds()).toEqual(['dit', PIXEL_FLOW_KIND, 'text_encoder', 'vae_decoder']);
     expect(cards.capabilities(card.id, { ...request, guidanceScale: 1 })).toEqual({
       ops: ['flow_sde_step'],
       componentKinds: [PIXEL_FLOW_KIND],

@@ -531,13 +531,13 @@ describe('a rollout through its lifecycle (a BullMQ worker stands in for the wor
   });
 });
 
-/** An upload's inject options with the worker token added. */
 /** A summary of the job `held` holds, describing exactly its request. */
 function summaryOfHeld(held: HeldTestJob, worker?: string) {
   const { request } = RolloutJobSchema.parse(held.data);
   return summaryFor(held.id, request.seeds, request.steps!, worker);
 }
 
+/** An upload's inject options with the worker token added. */
 function withWorkerAuth(upload: { headers: Record<string, string>; payload: Buffer }) {
   return { headers: { ...fixture.auth('worker'), ...upload.headers }, payload: upload.payload };
 }
