@@ -20,19 +20,36 @@ process.on('SIGUSR2', () => {
   process.stdout.write('delaying\n');
 });
 
-/** Copies `from` to `to`, each chunk after delay ± jitter, never before the chunk ahead of it. */
+/**
+ * Copies `from` to `to`, each chunk after delay ± jitter, never before the chunk ahead of it. One
+ * queue and one timer per direction write the chunks strictly in arrival order: a timer per chunk
+ * could fire out of order (Node rounds and groups timer durations), which reorders the bytes of
+ * a TCP stream — a Redis client then reads one command's reply as another's.
+ */
 function pipeDelayed(from: Socket, to: Socket): void {
-  let lastAt = 0;
-  from.on('data', (chunk) => {
-    if (delayMs <= 0 && lastAt <= Date.now()) {
+  const queue: { at: number; chunk: Buffer }[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let ended = false;
+  const drain = (): void => {
+    timer = undefined;
+    while (queue.length > 0 && queue[0]!.at <= Date.now()) to.write(queue.shift()!.chunk);
+    if (queue.length > 0) timer = setTimeout(drain, Math.max(1, queue[0]!.at - Date.now()));
+    else if (ended) to.end();
+  };
+  from.on('data', (chunk: Buffer) => {
+    if (delayMs <= 0 && queue.length === 0) {
       to.write(chunk);
       return;
     }
-    const dueAt = Math.max(lastAt, Date.now() + delayMs + (Math.random() * 2 - 1) * jitterMs);
-    lastAt = dueAt;
-    setTimeout(() => to.write(chunk), dueAt - Date.now());
+    const last = queue.length > 0 ? queue[queue.length - 1]!.at : 0;
+    const at = Math.max(last, Date.now() + delayMs + (Math.random() * 2 - 1) * jitterMs);
+    queue.push({ at, chunk });
+    timer ??= setTimeout(drain, Math.max(0, queue[0]!.at - Date.now()));
   });
-  from.on('end', () => setTimeout(() => to.end(), Math.max(0, lastAt - Date.now())));
+  from.on('end', () => {
+    ended = true;
+    if (timer === undefined && queue.length === 0) to.end();
+  });
 }
 
 const server = createServer((incoming) => {
