@@ -44,6 +44,13 @@ async function enqueue(body: Record<string, unknown>): Promise<AcceptedJob> {
   return job;
 }
 
+/**
+ * The first test's partitioned rollout: the most steps a request may take, so that on a busy
+ * machine the worker is still denoising when the cut lands (at 30 steps it once finished and
+ * uploaded between the test seeing step 2 and the cut: the job completed on the worker being cut).
+ */
+const PARTITIONED_STEPS = 100;
+
 /** Enqueues `body` and waits until `host`'s worker is a few steps into it. */
 async function startedOn(host: string, body: Record<string, unknown>): Promise<AcceptedJob> {
   const job = await enqueue(body);
@@ -59,16 +66,24 @@ async function startedOn(host: string, body: Record<string, unknown>): Promise<A
   return job;
 }
 
+/** The cut landed mid-rollout: the job is still active, short of its last step. */
+async function expectStillRunning(id: string): Promise<void> {
+  const status = await fleet.status(id);
+  expect(status.status, 'the cut must land before the rollout ends').toBe('active');
+  expect(status.progress.step).toBeLessThan(status.progress.steps);
+}
+
 describe('a worker partitioned mid-job for longer than its lock', () => {
   let w1: HostProcess;
   const w1Id = (): string => workerIdOn(fleet, 'w1');
 
   it('loses the job to another worker; its late upload is refused (not the holder); it rejoins', async () => {
     w1 = await fleet.startWorker('w1', WORKER_ENV);
-    const body = tinyRollout({ steps: 30 });
+    const body = tinyRollout({ steps: PARTITIONED_STEPS });
     const job = await startedOn('w1', body);
     const mark = w1.output().length;
     await fleet.network.cut('w1');
+    await expectStillRunning(job.id);
     // The rescuer starts only now, so it cannot have taken the job any other way.
     const w2 = await fleet.startWorker('w2', WORKER_ENV);
     const done = await fleet.waitForCompletion(job.id, 60_000);
@@ -108,6 +123,7 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
     const mark = w1.output().length;
     const coordinatorMark = fleet.coordinator().output().length;
     await fleet.network.cut('w1');
+    await expectStillRunning(job.id);
     // A new dit version while w1 is away: the job's next attempt runs on it.
     await syncDit(fleet, 1, 7);
     const w3 = await fleet.startWorker('w3', WORKER_ENV);
