@@ -108,7 +108,7 @@ export async function pushCheckpoint(
     version ?? ((await client.weights(component, { limit: 1 }, call)).latest?.version ?? 0) + 1;
   const blobs: StoredBlob[] = [];
   for (const shard of checkpoint.shards) {
-    // Streamed from the file (not `readFile`, which stops at 2 GiB: Wan's single f32 file is 5.7 GB).
+    // Streamed from the file, not read with `readFile` (which stops at 2 GiB).
     blobs.push(await client.uploadBlobStream(await fileBody(shard.path), call));
   }
   const names = blobs.map((blob) => blob.sha256);
