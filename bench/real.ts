@@ -40,9 +40,9 @@ import {
   initWeights,
   writeWan21DitCheckpoint,
 } from '@flowfleet/models/wan21';
-import type { TensorData } from '@flowfleet/platform';
+import { sharedFloat32Array, type TensorData } from '@flowfleet/platform';
 import { resolveLimits } from '@flowfleet/protocol';
-import { createWorker } from '@flowfleet/worker';
+import { createWorker, type FlowfleetWorker } from '@flowfleet/worker';
 import { round } from './lib/bench-report.js';
 import { BENCH_TOKENS, benchPrefix, deletePrefix } from './lib/bench-fleet.js';
 import { openRawEagerForward } from './lib/raw-eager-forward.js';
@@ -99,7 +99,8 @@ const fleetCard = {
                 {
                   dtype: 'float32',
                   dims: [...dims],
-                  data: new Float32Array(dims.reduce((a, b) => a * b, 1)),
+                  // Shared, as every version a worker materialises (untouched pages stay unpaid).
+                  data: sharedFloat32Array(dims.reduce((a, b) => a * b, 1)),
                 },
               ]),
             ),
@@ -367,6 +368,21 @@ async function waitAck(client: FlowfleetClient, version: number): Promise<void> 
   await client.waitForSync('dit', version, { all: true }, { timeoutMs: 3_600_000 });
 }
 
+/**
+ * Where the worker's compute threads hold weights, in MB per thread: shared with the main thread
+ * (SharedArrayBuffers, no second copy), copied on upload, and copied by the ONNX Runtime handler
+ * because its binding refused shared memory (Node 20: see packages/backends ort-handler.ts).
+ */
+async function computeWeights(worker: FlowfleetWorker) {
+  const mb = (bytes: number | undefined) => round((bytes ?? 0) / 1e6, 0);
+  return (await worker.computeStats()).map((t) => ({
+    thread: t.threadIndex,
+    sharedMb: mb(t.weightBytesShared),
+    copiedOnUploadMb: mb(t.weightBytesCopied),
+    ortPrivateCopyMb: mb(t.handlers['ort']?.['weightBytesPrivateCopies']),
+  }));
+}
+
 async function fleetStage(): Promise<{ medianRolloutMs: number }> {
   const redis = await startBenchRedis();
   const prefix = benchPrefix('real');
@@ -462,6 +478,7 @@ async function fleetStage(): Promise<{ medianRolloutMs: number }> {
         medianRolloutMs: median(rollouts),
         rolloutsPerSec: round(1000 / median(rollouts), 6),
         peakRssMb: sampler.stop(),
+        computeWeights: await computeWeights(worker),
       };
       save('fleet', figures);
       sampler = RssSampler.start();
@@ -483,6 +500,7 @@ async function fleetStage(): Promise<{ medianRolloutMs: number }> {
       toEveryAckMs: round(performance.now() - l0, 1),
       peakRssMb: sampler.stop(),
       rssAfterMb: rssMb(),
+      computeWeights: await computeWeights(worker),
     };
     save('fleet', figures);
     return { medianRolloutMs: median(rollouts) };

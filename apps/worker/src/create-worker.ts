@@ -1,3 +1,4 @@
+import type { ComputePool, ComputeThreadStats } from '@flowfleet/platform';
 import type { WorkerManifest } from '@flowfleet/protocol';
 import type { ModelInstance } from '@flowfleet/runtime';
 import { pino } from 'pino';
@@ -39,6 +40,7 @@ class FleetWorker implements FlowfleetWorker {
   readonly #gate: ConcurrencyGate;
   readonly #plan = new ShutdownPlan();
   #models: ModelParts | undefined;
+  #compute: ComputePool | undefined;
   #link: FleetLink | undefined;
   #lanes: LaneParts | undefined;
   #starting: Promise<void> | undefined;
@@ -69,6 +71,7 @@ class FleetWorker implements FlowfleetWorker {
     const { options, logger } = context;
     const redis = this.#started(await connectRedis(context));
     const compute = this.#started(await startCompute(context));
+    this.#compute = compute.pool;
     const models = (this.#models = this.#started(await loadModels(context, { compute })));
     const link = (this.#link = this.#started(linkFleet(context, { redis, compute, models })));
     const weights = this.#started(await catchUpWeights(context, { redis, compute, models, link }));
@@ -122,6 +125,12 @@ class FleetWorker implements FlowfleetWorker {
         fetches: this.#lanes?.embeds.fetches ?? 0,
       },
     };
+  }
+
+  computeStats(): Promise<readonly ComputeThreadStats[]> {
+    return this.#compute === undefined || this.#compute.isClosed
+      ? Promise.resolve([])
+      : this.#compute.stats();
   }
 
   manifest(): WorkerManifest {

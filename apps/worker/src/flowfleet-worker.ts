@@ -1,3 +1,4 @@
+import type { ComputeThreadStats } from '@flowfleet/platform';
 import type { WorkerManifest } from '@flowfleet/protocol';
 import type { ModelInstance } from '@flowfleet/runtime';
 
@@ -29,6 +30,12 @@ export interface FlowfleetWorker {
    */
   close(): Promise<void>;
   stats(): WorkerStats;
+  /**
+   * Each compute thread's counters (empty before start and after close): e.g. the weight bytes
+   * it shares with the main thread (`weightBytesShared`) or holds as copies (`weightBytesCopied`,
+   * and the ONNX Runtime handler's `weightBytesPrivateCopies`).
+   */
+  computeStats(): Promise<readonly ComputeThreadStats[]>;
   /** The manifest as last registered. @throws Error before `start()` */
   manifest(): WorkerManifest;
   /** The ModelInstance of a model (default: the first served; inspection: weights, graphs). */

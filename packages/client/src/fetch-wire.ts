@@ -1,8 +1,26 @@
-import { isAborted, tooLargeError, WireError, type Wire, type WireRequest } from './wire.js';
+import {
+  isAborted,
+  isStreamedBody,
+  tooLargeError,
+  WireError,
+  type Wire,
+  type WireRequest,
+} from './wire.js';
 
 function joined(body: WireRequest['body']): string | Uint8Array | undefined {
   if (body === undefined || typeof body === 'string' || body instanceof Uint8Array) return body;
-  return Buffer.concat(body as readonly Uint8Array[]);
+  if (isStreamedBody(body)) throw new Error('a streamed body is read by readWhole first');
+  return Buffer.concat(body);
+}
+
+/**
+ * A streamed body read whole: fetch streams a request body only chunked and half-duplex (not
+ * everywhere), so big files go over the undici wire (the default).
+ */
+async function readWhole(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const part of body) parts.push(part);
+  return Buffer.concat(parts);
 }
 
 /** Reads a fetch answer's body, refusing it once it passes `maxBytes`. */
@@ -44,7 +62,13 @@ export function fetchWire(fetchFn: typeof fetch, baseUrl: string): Wire {
       const timeout =
         request.timeoutMs === undefined ? undefined : AbortSignal.timeout(request.timeoutMs);
       const signals = [caller, timeout].filter((s): s is AbortSignal => s !== undefined);
-      const body = joined(request.body);
+      const body = isStreamedBody(request.body)
+        ? await readWhole(request.body.open())
+        : joined(request.body);
+      // Reading a streamed body takes time: the caller may have given up meanwhile.
+      if (isAborted(caller)) {
+        throw new WireError('aborted', `${what}: aborted`, { cause: caller?.reason, unsent: true });
+      }
       try {
         const response = await fetchFn(url, {
           method: request.method,

@@ -51,6 +51,7 @@ import {
   type PushCheckpointOptions,
   type PushedCheckpoint,
 } from './push-checkpoint.js';
+import type { HashedBody } from './file-body.js';
 import { sha256Hex } from './sha256-hex.js';
 import { waitForJob, type WaitForOptions } from './wait-for-job.js';
 import {
@@ -310,6 +311,33 @@ export class FlowfleetClient {
         'CLIENT_BLOB_MISMATCH',
         `the coordinator stored ${stored.sha256} (${stored.sizeBytes} bytes) for bytes whose sha256 is ${local} (${bytes.byteLength} bytes)`,
         { details: { expected: { sha256: local, sizeBytes: bytes.byteLength }, received: stored } },
+      );
+    }
+    return stored;
+  }
+
+  /**
+   * Uploads a blob read from its source while it is sent (`fileBody(path)`: one chunk in memory
+   * at a time, so its size is bounded by the coordinator's FLOWFLEET_MAX_BLOB_BYTES, not by a
+   * buffer), and checks that the coordinator's sha256 and size equal those of the bytes read.
+   * @throws FlowfleetError CLIENT_BLOB_MISMATCH, API_BLOB_TOO_LARGE, FMT_FILE_IO, transport codes
+   */
+  async uploadBlobStream(body: HashedBody, call?: CallOptions): Promise<StoredBlob> {
+    const stored = await this.#http.json(
+      { method: 'PUT', path: '/v1/blobs', bytes: body, idempotent: true, ...withCall(call) },
+      StoredBlobSchema,
+    );
+    const local = body.readBack();
+    if (
+      local === undefined ||
+      stored.sha256 !== local.sha256 ||
+      stored.sizeBytes !== local.sizeBytes ||
+      local.sizeBytes !== body.sizeBytes
+    ) {
+      throw new FlowfleetError(
+        'CLIENT_BLOB_MISMATCH',
+        `the coordinator stored ${stored.sha256} (${stored.sizeBytes} bytes) for a body read as ${local?.sha256 ?? 'unfinished'} (${local?.sizeBytes ?? 0} of ${body.sizeBytes} bytes)`,
+        { details: { expected: local ?? { sizeBytes: body.sizeBytes }, received: stored } },
       );
     }
     return stored;

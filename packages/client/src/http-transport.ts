@@ -16,7 +16,13 @@ import {
   type RetryPolicy,
 } from './retry-policy.js';
 import { undiciWire } from './undici-wire.js';
-import { WireError, type Wire, type WireAnswer } from './wire.js';
+import {
+  WireError,
+  type StreamedBody,
+  type Wire,
+  type WireAnswer,
+  type WireRequest,
+} from './wire.js';
 
 /** Per-call options every client method takes. */
 export interface CallOptions {
@@ -36,8 +42,11 @@ export interface HttpRequest {
   /** Path and query, already encoded, e.g. `/v1/rollouts/abc`. */
   readonly path: string;
   readonly json?: unknown;
-  /** Raw bytes, sent in order as one `application/octet-stream` body. */
-  readonly bytes?: Uint8Array | readonly Uint8Array[];
+  /**
+   * Raw bytes, sent in order as one `application/octet-stream` body — in memory, or read from
+   * their source as they are sent (`StreamedBody`, opened again on each try).
+   */
+  readonly bytes?: Uint8Array | readonly Uint8Array[] | StreamedBody;
   /** More headers (the transport sets authorization and content-type). */
   readonly headers?: Readonly<Record<string, string>>;
   /**
@@ -156,7 +165,7 @@ export class HttpTransport {
     if (this.#options.token !== undefined) {
       headers['authorization'] = `Bearer ${this.#options.token}`;
     }
-    let body: string | Uint8Array | readonly Uint8Array[] | undefined;
+    let body: WireRequest['body'];
     if (request.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(request.json);

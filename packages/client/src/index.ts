@@ -1,5 +1,7 @@
 export { FlowfleetClient, createClient } from './flowfleet-client.js';
 export type { EnqueueOptions, StatusWait, SyncWeightsOptions } from './flowfleet-client.js';
+export { fileBody } from './file-body.js';
+export type { HashedBody } from './file-body.js';
 export { pushCheckpoint } from './push-checkpoint.js';
 export { uploadPromptEmbeds } from './upload-prompt-embeds.js';
 export type { BlobUploader, PromptEmbedding } from './upload-prompt-embeds.js';
@@ -19,6 +21,7 @@ export type {
 } from './client-options.js';
 export { HttpTransport } from './http-transport.js';
 export type { CallOptions, HttpRequest } from './http-transport.js';
+export type { StreamedBody } from './wire.js';
 export type { RetryEvent, RetryPolicy } from './retry-policy.js';
 export { WAIT_DEFAULTS, jobFailedError, waitForJob } from './wait-for-job.js';
 export type { JobStatusSource, WaitForOptions } from './wait-for-job.js';

@@ -9,6 +9,7 @@ import {
   type StoredBlob,
   type SyncAccepted,
 } from '@flowfleet/protocol';
+import { fileBody, type HashedBody } from './file-body.js';
 import type { CallOptions } from './http-transport.js';
 
 /** A LoRA sync's part of a push: the base version, PEFT's config, the layers it must bind. */
@@ -36,7 +37,7 @@ export interface PushedCheckpoint {
 
 /** The client calls a push makes. */
 export interface CheckpointPusher {
-  uploadBlob(bytes: Uint8Array, call?: CallOptions): Promise<StoredBlob>;
+  uploadBlobStream(body: HashedBody, call?: CallOptions): Promise<StoredBlob>;
   syncWeights(
     component: string,
     version: number,
@@ -73,7 +74,8 @@ async function readConfig(path: string): Promise<PeftLoraConfigJson> {
 
 /**
  * Uploads a checkpoint — a safetensors file, or a directory with one (a PEFT adapter directory
- * too) or with a `*.safetensors.index.json` and its shards — one shard in memory at a time, and
+ * too) or with a `*.safetensors.index.json` and its shards — each shard streamed from its file
+ * (one chunk in memory at a time; a shard may pass 2 GiB up to the coordinator's blob limit), and
  * syncs it as the next version of `component` (or as `options.version`).
  * @throws FlowfleetError FMT_CHECKPOINT_INVALID, FMT_SAFETENSORS_INVALID, FMT_FILE_IO (the
  *   checkpoint on disk), CLIENT_INVALID_OPTIONS (a sharded adapter, a malformed config), and the
@@ -106,16 +108,8 @@ export async function pushCheckpoint(
     version ?? ((await client.weights(component, { limit: 1 }, call)).latest?.version ?? 0) + 1;
   const blobs: StoredBlob[] = [];
   for (const shard of checkpoint.shards) {
-    let bytes: Uint8Array;
-    try {
-      bytes = await readFile(shard.path);
-    } catch (cause) {
-      throw new FlowfleetError('FMT_FILE_IO', `cannot read ${shard.path}`, {
-        details: { path: shard.path },
-        cause,
-      });
-    }
-    blobs.push(await client.uploadBlob(bytes, call));
+    // Streamed from the file, not read with `readFile` (which stops at 2 GiB).
+    blobs.push(await client.uploadBlobStream(await fileBody(shard.path), call));
   }
   const names = blobs.map((blob) => blob.sha256);
   const sync = await client.syncWeights(

@@ -1,11 +1,26 @@
-/** One HTTP request, sent whole (the body is in memory) and answered whole. */
+/**
+ * A body read from its source while it is sent (a checkpoint shard larger than a buffer may be):
+ * `open` is called once per try, so a retried request reads it again from the start.
+ */
+export interface StreamedBody {
+  /** Its exact length, sent as Content-Length. */
+  readonly sizeBytes: number;
+  open(): AsyncIterable<Uint8Array>;
+}
+
+/** True when `body` is a {@link StreamedBody}. */
+export function isStreamedBody(body: WireRequest['body']): body is StreamedBody {
+  return typeof body === 'object' && !(body instanceof Uint8Array) && 'open' in body;
+}
+
+/** One HTTP request (its body in memory, or streamed from its source) answered whole. */
 export interface WireRequest {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path and query under the wire's base URL, already encoded, e.g. `/v1/rollouts/abc`. */
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
   /** Sent in order as one body; Content-Length is set from their total. */
-  readonly body?: string | Uint8Array | readonly Uint8Array[];
+  readonly body?: string | Uint8Array | readonly Uint8Array[] | StreamedBody;
   readonly signal?: AbortSignal;
   /** Bound on the whole exchange: connect, send, and the last byte of the answer. */
   readonly timeoutMs?: number;
@@ -58,6 +73,7 @@ export interface Wire {
 export function bodyBytes(body: NonNullable<WireRequest['body']>): number {
   if (typeof body === 'string') return Buffer.byteLength(body);
   if (body instanceof Uint8Array) return body.byteLength;
+  if (isStreamedBody(body)) return body.sizeBytes;
   let size = 0;
   for (const part of body) size += part.byteLength;
   return size;

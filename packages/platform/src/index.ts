@@ -35,6 +35,12 @@ export { KernelTable } from './kernel-table.js';
 export type { KernelResolution } from './kernel-table.js';
 export { bitIdentical, within } from './parity.js';
 export type { FloatArray, ParityTolerance, WithinResult } from './parity.js';
+export {
+  isSharedTensor,
+  sharedFloat32Array,
+  sharedTensor,
+  sharedTensors,
+} from './shared-tensors.js';
 export { moduleWorkerUrl } from './worker-threads/spawn-module-worker.js';
 export { ComputePool } from './worker-threads/compute-pool.js';
 export type {

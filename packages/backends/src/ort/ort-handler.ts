@@ -4,10 +4,19 @@
  * and returns outputs with their buffers moved. `session.run` blocks the thread it runs on
  * (DESIGN.md §8), which is why it runs here and not on the main thread. Importing this module
  * loads nothing; its factory loads onnxruntime-node, so a broken install fails the pool's `load`.
+ *
+ * Shared weights: a weight set arrives as views of the main thread's SharedArrayBuffers. The
+ * binding builds an input tensor over the typed array's memory without copying it, but it asks
+ * Node-API for that memory with `napi_get_arraybuffer_info`, which refuses a SharedArrayBuffer
+ * before nodejs/node#59071 (so on Node 20: "Invalid argument" from `run`). Each thread therefore
+ * asks once (`#readsShared`, a run of the probe model on a shared tensor) and, where the binding
+ * refuses, copies each shared weight tensor to private memory once per resident set — the copy
+ * goes with the set when it is released. Where the binding reads shared memory, nothing is copied.
  */
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import { FlowfleetError } from '@flowfleet/errors';
 import {
+  sharedFloat32Array,
   tensorsReply,
   type ComputeHandlerFactory,
   type ComputeThreadContext,
@@ -57,7 +66,8 @@ class OrtThread {
   readonly #sessions = new Map<string, InferenceSession>();
   /** Per resident weight set (the pool's Map object): its tensors as ONNX Runtime tensors. */
   readonly #converted = new WeakMap<ReadonlyMap<string, TensorData>, Map<string, Tensor>>();
-  readonly #counters = { sessionsCreated: 0, runs: 0 };
+  readonly #counters = { sessionsCreated: 0, runs: 0, weightBytesPrivateCopies: 0 };
+  #sharedProbe: Promise<boolean> | undefined;
 
   constructor(
     private readonly ort: Ort,
@@ -98,7 +108,7 @@ class OrtThread {
     }
     const feeds: Record<string, Tensor> = {};
     if (weightsId !== undefined) {
-      const weights = this.#weights(weightsId);
+      const weights = await this.#weights(weightsId);
       // Only the weights this graph takes: a weight set may carry tensors another graph uses.
       for (const name of session.inputNames) {
         const tensor = weights.get(name);
@@ -164,16 +174,55 @@ class OrtThread {
     return { ...this.#counters, sessionsLive: this.#sessions.size };
   }
 
-  #weights(weightsId: string): Map<string, Tensor> {
+  async #weights(weightsId: string): Promise<Map<string, Tensor>> {
     const tensors = this.context.weights(weightsId);
     let converted = this.#converted.get(tensors);
-    if (converted === undefined) {
-      converted = new Map();
-      for (const [name, tensor] of tensors)
+    if (converted !== undefined) return converted;
+    const readsShared = await this.#readsShared();
+    // Another run of the same set may have converted it meanwhile.
+    converted = this.#converted.get(tensors);
+    if (converted !== undefined) return converted;
+    converted = new Map();
+    for (const [name, tensor] of tensors) {
+      const { data } = tensor;
+      if (readsShared || !(data.buffer instanceof SharedArrayBuffer)) {
         converted.set(name, toOrtTensor(this.ort, name, tensor));
-      this.#converted.set(tensors, converted);
+        continue;
+      }
+      // `slice` allocates an ordinary ArrayBuffer: this thread's private copy.
+      converted.set(name, toOrtTensor(this.ort, name, { ...tensor, data: data.slice() }));
+      this.#counters.weightBytesPrivateCopies += data.byteLength;
     }
+    this.#converted.set(tensors, converted);
     return converted;
+  }
+
+  /**
+   * Whether this thread's onnxruntime-node binding runs on a tensor over a SharedArrayBuffer
+   * (asked once: a run of the probe model). A refusal is the answer, not a failure.
+   */
+  #readsShared(): Promise<boolean> {
+    this.#sharedProbe ??= (async () => {
+      const { ort } = this;
+      const session = await ort.InferenceSession.create(
+        PROBE_MODEL_BYTES,
+        ortSessionOptions({ provider: 'cpu', intraOpThreads: 1 }),
+      );
+      try {
+        const x = sharedFloat32Array(1);
+        x[0] = 42;
+        const out = await session.run({
+          [PROBE_MODEL_IO.input]: new ort.Tensor('float32', x, [1]),
+        });
+        const y = out[PROBE_MODEL_IO.output]?.data;
+        return y instanceof Float32Array && y[0] === 42;
+      } catch {
+        return false;
+      } finally {
+        await session.release();
+      }
+    })();
+    return this.#sharedProbe;
   }
 }
 

@@ -34,13 +34,21 @@ export interface OrtHandlerStats {
   readonly sessionsCreated: number;
   readonly sessionsLive: number;
   readonly runs: number;
+  /**
+   * Bytes of shared weight tensors this thread copied to private memory for ONNX Runtime, because
+   * its binding refused a SharedArrayBuffer here (see `ort-handler.ts`); 0 where it reads them.
+   */
+  readonly weightBytesPrivateCopies: number;
 }
 
 /** One compute thread's counters as `OrtSessions.stats()` reports them. */
 export interface OrtThreadStats extends OrtHandlerStats {
   readonly threadIndex: number;
-  /** Weight sets uploaded to the thread (by any handler: the pool keeps one copy per thread). */
+  /** Weight sets uploaded to the thread (by any handler; shared tensors are not copied). */
   readonly weightUploads: number;
+  /** Uploaded weight bytes shared with the main thread, and copied to the thread. */
+  readonly weightBytesShared: number;
+  readonly weightBytesCopied: number;
   readonly weightSetsLive: number;
   /** Reply buffers moved to the caller (by any handler), checked detached after posting. */
   readonly outputBuffersTransferred: number;

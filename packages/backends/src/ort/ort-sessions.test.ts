@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
-import { ComputePool, type TensorData } from '@flowfleet/platform';
+import { ComputePool, sharedTensors, type TensorData } from '@flowfleet/platform';
 import { OrtSessions } from './ort-sessions.js';
 import { PROBE_MODEL_BYTES } from './probe-model.js';
 import {
@@ -101,6 +101,41 @@ describe('OrtSessions', () => {
     expect(again['y']?.data).toEqual(first['y']?.data);
     expect((await pool.stats())[0]!.weightUploads - after!.weightUploads).toBe(1);
     await pool.releaseWeights('mlp@1');
+  });
+
+  it('runs on a shared weight set: shared on upload, copied for ONNX Runtime only where its binding refuses shared memory', async () => {
+    const session = await pool.createSession(mlpOnnx({ form: 'eager' }), { replicate: true });
+    const x: TensorData = {
+      dtype: 'float32',
+      dims: [2, MLP_DIMS.in],
+      data: seededFloats(3, 2 * MLP_DIMS.in),
+    };
+    const plain = { id: 'mlp-plain@1', tensors: mlpWeights(7) };
+    // TEST-ONLY weight set: main writes a sentinel into it after the upload (see below).
+    const shared = { id: 'mlp-shared@1', tensors: sharedTensors(mlpWeights(7)) };
+    const bytes = [...shared.tensors.values()].reduce((n, t) => n + t.data.byteLength, 0);
+    const expected = await pool.run(session, { x }, { weights: plain });
+    const [before] = await pool.stats();
+    const first = await pool.run(session, { x }, { weights: shared });
+    expect(first['y']?.data).toEqual(expected['y']?.data);
+    const [after] = await pool.stats();
+    expect(after!.weightBytesShared - before!.weightBytesShared).toBe(bytes);
+    expect(after!.weightBytesCopied - before!.weightBytesCopied).toBe(0);
+    const privateBytes = after!.weightBytesPrivateCopies - before!.weightBytesPrivateCopies;
+    console.info(
+      `onnxruntime-node ${privateBytes === 0 ? 'reads' : 'refuses'} SharedArrayBuffer tensors on Node ${process.version}`,
+    );
+    expect([0, bytes]).toContain(privateBytes);
+    // Whichever it is, the counter tells the truth: a sentinel written by main reaches the
+    // session exactly when the thread feeds ONNX Runtime the shared memory itself.
+    for (const tensor of shared.tensors.values()) (tensor.data as Float32Array).fill(0);
+    const again = await pool.run(session, { x }, { weights: shared });
+    const unchanged = [...(again['y']!.data as Float32Array)].every(
+      (v, i) => v === (first['y']!.data as Float32Array)[i],
+    );
+    expect(unchanged).toBe(privateBytes === bytes);
+    await pool.releaseWeights(plain.id);
+    await pool.releaseWeights(shared.id);
   });
 
   it('probes each provider once, and its answer is what a session with that provider does', async () => {

@@ -6,7 +6,9 @@ const HANDLER_ID = 'lora-merge';
 /**
  * LoRA merges on a compute pool, off the event loop: each layer is one call to the least loaded
  * thread, so a many-layer adapter spreads over the pool's threads and rollouts interleave with it.
- * W goes over as a copy (the caller's base version stays in use); A and B are copied too.
+ * A shared W (`sharedTensor`: a resident version) goes over shared — the merge only reads it and
+ * writes W' to a new SharedArrayBuffer, which comes back shared; W over an ordinary buffer is
+ * copied (the caller keeps it). A and B are copied and moved.
  */
 export class LoraMerger {
   private constructor(readonly pool: ComputePool) {}
@@ -35,15 +37,19 @@ export class LoraMerger {
   async merge(input: LoraMergeInput): Promise<Float32Array> {
     const { pool } = this;
     const thread = pool.pick();
-    const weight = input.weight.slice();
+    const shared = input.weight.buffer instanceof SharedArrayBuffer;
+    const weight = shared ? input.weight : input.weight.slice();
     const down = input.down.slice();
     const up = input.up.slice();
+    const transfer = [down.buffer, up.buffer];
+    if (!shared) transfer.push(weight.buffer as ArrayBuffer);
     const reply = await pool.dispatch(thread, {}, () =>
-      thread.call<Record<string, TensorData>>(HANDLER_ID, 'merge', { ...input, weight, down, up }, [
-        weight.buffer,
-        down.buffer,
-        up.buffer,
-      ]),
+      thread.call<Record<string, TensorData>>(
+        HANDLER_ID,
+        'merge',
+        { ...input, weight, down, up },
+        transfer,
+      ),
     );
     return reply['merged']!.data as Float32Array;
   }

@@ -1,4 +1,4 @@
-import { ComputePool } from '@flowfleet/platform';
+import { ComputePool, isSharedTensor, sharedFloat32Array } from '@flowfleet/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loraScale } from './lora-config.js';
 import { LoraMerger } from './lora-merger.js';
@@ -126,5 +126,16 @@ describe('mergeLoraWeight', () => {
     for (const m of merged) expect(sameBits(m, mergeLoraWeight(input))).toBe(true);
     expect(sameBits(input.weight, before)).toBe(true);
     expect(input.down.byteLength).toBe(RANK * IN * 4);
+  });
+
+  it('merges a shared base (a resident version) without copying or touching it, into a new shared buffer', async () => {
+    const merger = await LoraMerger.attach(pool);
+    const weight = sharedFloat32Array(OUT * IN);
+    weight.set(input.weight);
+    const merged = await merger.merge({ ...input, weight });
+    expect(sameBits(merged, mergeLoraWeight(input))).toBe(true);
+    expect(sameBits(weight, input.weight)).toBe(true); // the base version is unchanged
+    expect(merged.buffer).not.toBe(weight.buffer);
+    expect(isSharedTensor({ dtype: 'float32', dims: [OUT, IN], data: merged })).toBe(true);
   });
 });

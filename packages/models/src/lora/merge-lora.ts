@@ -20,11 +20,15 @@ export interface LoraMergeInput {
  * Computed as dot products of a row of B with a column of A (A transposed once, both widened to
  * float64 exactly), two rows by four columns at a time: the same products added in the same
  * order as the rule above, so the bits are the rule's, ~3× faster than an outer-product loop.
- * @returns a new array; the inputs are not changed
+ * @param into where to write W' (out·in values, not one of the inputs; default a new array)
+ * @returns `into` or a new array; the inputs are not changed (W may be a version in use)
  */
-export function mergeLoraWeight(input: LoraMergeInput): Float32Array {
+export function mergeLoraWeight(
+  input: LoraMergeInput,
+  into: Float32Array = new Float32Array(input.outFeatures * input.inFeatures),
+): Float32Array {
   const { weight, down, up, outFeatures: out, inFeatures: n, rank, scale } = input;
-  const merged = new Float32Array(out * n);
+  const merged = into;
   // aT[j·rank + k] = A[k, j]; b[i·rank + k] = B[i, k] (float32 → float64 is exact).
   const aT = new Float64Array(n * rank);
   for (let k = 0; k < rank; k++) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { gaussianNoise } from '@flowfleet/numerics';
-import type { TensorData } from '@flowfleet/platform';
+import { isSharedTensor, type TensorData } from '@flowfleet/platform';
 import { TEXT_ENCODER_STREAM_BASE, initWeights } from './init-weights.js';
 import { parameterShapes, textEncoderParameterShapes } from './parameter-shapes.js';
 import { WAN21_MINI } from './wan21-config.js';
@@ -78,5 +78,12 @@ describe('initWeights', () => {
     expect(norm.std).toBeLessThan(0.03);
     const bias = stats(dit.get('head.head.bias')!.data);
     expect(Math.abs(bias.mean)).toBeLessThan(0.03);
+  });
+
+  it('allocates every tensor in a SharedArrayBuffer of its own (a version is held once)', () => {
+    for (const component of ['dit', 'text_encoder'] as const) {
+      const weights = initWeights(WAN21_MINI, 1, component);
+      expect([...weights.values()].every(isSharedTensor)).toBe(true);
+    }
   });
 });

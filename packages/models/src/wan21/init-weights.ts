@@ -1,5 +1,5 @@
 import { gaussianNoise } from '@flowfleet/numerics';
-import type { TensorData } from '@flowfleet/platform';
+import { sharedTensor, type TensorData } from '@flowfleet/platform';
 import { parameterShapes, shapeSize, textEncoderParameterShapes } from './parameter-shapes.js';
 import type { Wan21Config } from './wan21-config.js';
 
@@ -67,7 +67,8 @@ export function initWeights(
   names.forEach((name, index) => {
     const dims = shapes.get(name)!;
     const data = initTensor(seed, name, dims, index, streamBase);
-    weights.set(name, { dtype: 'float32', dims: [...dims], data });
+    // Shared one tensor at a time (`sharedTensor`): a weight version is held once per process.
+    weights.set(name, sharedTensor({ dtype: 'float32', dims: [...dims], data }));
   });
   // Keep the spec's (insertion) order for iteration; draws depend only on the sorted index.
   return new Map([...shapes.keys()].map((name) => [name, weights.get(name)!]));

@@ -1,4 +1,5 @@
 import type { TensorData } from '../component-types.js';
+import { isSharedTensor } from '../shared-tensors.js';
 
 /**
  * What a compute thread offers each handler it loaded: its index and the weight sets uploaded to
@@ -74,13 +75,18 @@ export function packedTensors(inputs: Readonly<Record<string, TensorData>>): {
 
 /**
  * Replies a forward's outputs with their buffers moved: an output that is a view into a larger
- * buffer is copied to a buffer of its own first, so only its bytes cross.
+ * buffer is copied to a buffer of its own first, so only its bytes cross; an output that is a
+ * whole SharedArrayBuffer (`sharedTensor`, e.g. a merged weight) is shared as it is.
  */
 export function tensorsReply(outputs: Readonly<Record<string, TensorData>>): TransferReply {
   const value: Record<string, TensorData> = {};
   const transfer = new Set<ArrayBuffer>();
   for (const [name, tensor] of Object.entries(outputs)) {
     const { data } = tensor;
+    if (isSharedTensor(tensor)) {
+      value[name] = tensor;
+      continue;
+    }
     const owned =
       !(data.buffer instanceof SharedArrayBuffer) &&
       data.byteOffset === 0 &&

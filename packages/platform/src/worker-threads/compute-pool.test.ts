@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFlowfleetError } from '@flowfleet/errors';
 import type { TensorData, WeightSet } from '../component-types.js';
+import { sharedTensors } from '../shared-tensors.js';
 import { ComputePool, type ComputeHandlerModule } from './compute-pool.js';
 import { moduleWorkerUrl } from './spawn-module-worker.js';
 
@@ -74,6 +75,8 @@ describe('ComputePool', () => {
     expect(after.weightUploads - before.weightUploads).toBe(1);
     expect(after.weightSetsLive).toBe(before.weightSetsLive + 1);
     expect(w.tensors.get('a')!.data.byteLength).toBe(8); // copied: the caller keeps its tensors
+    expect(after.weightBytesCopied - before.weightBytesCopied).toBe(12);
+    expect(after.weightBytesShared - before.weightBytesShared).toBe(0);
     await pool.releaseWeights(w.id);
     expect(await codeOf(thread.call('fixture', 'sumWeights', { weightsId: w.id }))).toBe(
       'PLAT_COMPUTE_UNKNOWN_WEIGHTS',
@@ -88,6 +91,32 @@ describe('ComputePool', () => {
     for (const stats of await pool.stats()) expect(stats.weightSetsLive).toBeGreaterThan(0);
     await pool.releaseWeights('w@2');
     await pool.releaseWeights('never-uploaded');
+  });
+
+  it('shares a weight set in SharedArrayBuffers with every thread instead of copying it', async () => {
+    // TEST-ONLY weight set: a resident set is immutable by contract; here main writes a sentinel
+    // after the upload to show each thread reads the very memory main holds.
+    const w: WeightSet = { id: 'shared@1', tensors: sharedTensors(weights('shared@1', 3).tensors) };
+    const copied = weights('copied@1', 3);
+    const before = await pool.stats();
+    await pool.uploadWeights(w);
+    await pool.uploadWeights(copied);
+    const sum = (id: string) =>
+      Promise.all(
+        pool.threads().map((t) => t.call<number>('fixture', 'sumWeights', { weightsId: id })),
+      );
+    expect(await sum(w.id)).toEqual([7, 7]);
+    (w.tensors.get('a')!.data as Float32Array)[0] = 100;
+    (copied.tensors.get('a')!.data as Float32Array)[0] = 100;
+    expect(await sum(w.id)).toEqual([104, 104]); // shared: the threads see main's write
+    expect(await sum(copied.id)).toEqual([7, 7]); // copied: they do not
+    const after = await pool.stats();
+    for (const [i, stats] of after.entries()) {
+      expect(stats.weightBytesShared - before[i]!.weightBytesShared).toBe(12);
+      expect(stats.weightBytesCopied - before[i]!.weightBytesCopied).toBe(12);
+    }
+    await pool.releaseWeights(w.id);
+    await pool.releaseWeights(copied.id);
   });
 
   it('moves reply buffers (and input buffers when asked) instead of copying them', async () => {

@@ -5,7 +5,10 @@ import type { ComputeThreadStats } from './compute-protocol.js';
 
 /** Options of `ComputePool.create`. */
 export interface ComputePoolOptions {
-  /** Worker threads (default 1). Each holds its own copy of what is made resident in it. */
+  /**
+   * Worker threads (default 1). Each holds its own resident state; shared weight tensors are one
+   * copy for the process (see `ensureWeights`).
+   */
   readonly threads?: number;
   /** Thread name prefix shown in diagnostics (default `flowfleet-compute`). */
   readonly name?: string;
@@ -36,8 +39,8 @@ const HANDLER = 'handler:';
  * The one compute thread pool of a process (DESIGN.md §1, §3): N worker threads that run
  * forwards off the event loop. Backends plug in as handler modules (`load`); weight sets are
  * uploaded once per thread and cached by id; a caller may route a call to the least loaded thread
- * or to a specific one (where its session or capture lives); tensors cross as transferred
- * ArrayBuffers. A thread that crashes fails its calls in flight with PLAT_COMPUTE_THREAD_EXITED
+ * or to a specific one (where its session or capture lives); call tensors cross as transferred
+ * ArrayBuffers, weight tensors in SharedArrayBuffers are shared (`sharedTensor`). A thread that crashes fails its calls in flight with PLAT_COMPUTE_THREAD_EXITED
  * and is replaced (with every loaded handler, and nothing else resident). The owner creates it,
  * hands it to whatever builds components, and closes it after the components are disposed.
  */
@@ -136,8 +139,11 @@ export class ComputePool {
   }
 
   /**
-   * Makes a weight set resident in `thread` (one upload per id and thread, copied so the caller
-   * keeps its tensors). Returns the shared upload promise.
+   * Makes a weight set resident in `thread` (one upload per id and thread). Tensors whose values
+   * are SharedArrayBuffers (`sharedTensor`: every weight version a worker materialises) are
+   * shared, not copied — the thread reads the caller's memory, which must not change while the
+   * set is resident; tensors over ordinary buffers are structured-cloned (a copy per thread, the
+   * caller keeps its arrays). Returns the shared upload promise.
    */
   ensureWeights(thread: ComputeThread, weights: WeightSet): Promise<unknown> {
     return thread.resident(`${WEIGHTS}${weights.id}`, () =>

@@ -52,6 +52,12 @@ export interface ComputeThreadStats {
   /** Time spent inside handler calls, ms. */
   readonly busyMs: number;
   readonly weightUploads: number;
+  /**
+   * Bytes of uploaded weight tensors that arrived in SharedArrayBuffers (the main thread's
+   * memory, not a copy) and that arrived as copies (ordinary buffers, structured-cloned).
+   */
+  readonly weightBytesShared: number;
+  readonly weightBytesCopied: number;
   readonly weightSetsLive: number;
   /** Reply buffers moved to the pool (checked: detached after posting, so not copied). */
   readonly outputBuffersTransferred: number;

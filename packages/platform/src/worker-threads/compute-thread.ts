@@ -1,6 +1,6 @@
 /**
  * The compute thread: one of `ComputePool`'s worker threads. It holds the weight sets uploaded to
- * it and the handlers loaded into it (each backend's code: ONNX Runtime sessions, the TS
+ * it (views of the main thread's SharedArrayBuffers where the tensors were shared) and the handlers loaded into it (each backend's code: ONNX Runtime sessions, the TS
  * reference forward), answers requests one at a time in arrival order (so a call sent after an
  * upload or a load always sees it), and moves reply buffers back instead of copying them.
  */
@@ -43,6 +43,8 @@ function serve(port: MessagePort, { threadIndex }: ComputeThreadData): void {
     calls: 0,
     busyMs: 0,
     weightUploads: 0,
+    weightBytesShared: 0,
+    weightBytesCopied: 0,
     outputBuffersTransferred: 0,
     outputBytesTransferred: 0,
   };
@@ -118,6 +120,11 @@ function serve(port: MessagePort, { threadIndex }: ComputeThreadData): void {
       case 'uploadWeights':
         weightSets.set(request.weightsId, request.tensors);
         counters.weightUploads += 1;
+        for (const { data } of request.tensors.values()) {
+          if (data.buffer instanceof SharedArrayBuffer)
+            counters.weightBytesShared += data.byteLength;
+          else counters.weightBytesCopied += data.byteLength;
+        }
         return undefined;
       case 'releaseWeights':
         weightSets.delete(request.weightsId);

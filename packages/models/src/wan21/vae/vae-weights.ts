@@ -1,5 +1,5 @@
 import { gaussianNoise } from '@flowfleet/numerics';
-import type { TensorData } from '@flowfleet/platform';
+import { sharedTensor, type TensorData } from '@flowfleet/platform';
 import type { CheckpointKeys } from '../../checkpoint/checkpoint-keys.js';
 import type { WanVaeConfig } from './vae-config.js';
 import { vaeDecoderParameters } from './vae-plan.js';
@@ -29,7 +29,8 @@ export function initVaeDecoderWeights(config: WanVaeConfig, seed: number): Map<s
         ? [SMALL, 0]
         : [1 / Math.sqrt(fanIn), 0];
     for (let i = 0; i < n; i++) data[i] = offset + scale * data[i]!;
-    weights.set(name, { dtype: 'float32', dims: [...dims], data });
+    // Shared one tensor at a time (`sharedTensor`): a weight version is held once per process.
+    weights.set(name, sharedTensor({ dtype: 'float32', dims: [...dims], data }));
   }
   return weights;
 }
