@@ -1,0 +1,109 @@
+"""FlowGRPO on an embeddings-input card with LoRA (issue 19: the example trainer runs this way for
+the real card), at the reduced config: examples/flowgrpo/train.py, run as a user runs it, against
+a real fleet whose worker serves ``wan21-mini-embeds`` (the wan21-mini DiT taking umT5 embeddings
+by reference, as ``wan2.1-t2v-1.3b`` does). The trainer encodes each prompt and the negative
+prompt once with a random-init umT5 (``write_random_umt5.py``, d_model = the card's 64), uploads
+them, names them in every request, trains a LoRA r4 adapter and syncs it every iteration as a
+LoRA on the base version.
+
+Asserted: the embeddings were uploaded once (one upload line; every iteration names the same
+references; the blobs hold the umT5 embeddings of the prompts); every iteration's ratio_err_max ≤
+1e-5 — the trainer's context (each embedding zero-padded to 16 rows, ``pad_prompt_embeds``) and
+LoRA-merged forward are the worker's; every adapter sync was a LoRA on the base version, acked
+and bound. ``FLOWGRPO_TEST_ARGS`` appends trainer flags.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import transformers
+from safetensors.torch import load
+from write_random_umt5 import write_random_umt5
+
+from fleet_support import Fleet, running_fleet
+from flowfleet import Client, encode_prompts
+from flowgrpo_support import LOG_KEYS, read_log, run_trainer
+
+MODEL = "wan21-mini-embeds"
+PROMPTS = ["a red fox", "a blue car in the snow"]
+ITERATIONS = 3
+GROUP = 4
+RATIO_ERR_BOUND = 1e-5
+#: The mini DiT's attention projections: 2 blocks × (self, cross) × (q, k, v, o).
+LORA_LAYERS = 16
+
+
+@pytest.fixture(scope="module")
+def embeds_fleet() -> Iterator[Fleet]:
+    """One worker that loads only the wan21-mini-embeds card (FLOWFLEET_MODELS)."""
+    with running_fleet(workers=1, env={"FLOWFLEET_MODELS": MODEL}) as started:
+        yield started
+
+
+def test_flowgrpo_on_uploaded_embeddings_with_lora_matches_the_workers_log_probs(
+    embeds_fleet: Fleet, tmp_path: Path
+) -> None:
+    umt5 = write_random_umt5(tmp_path / "umt5", d_model=64, layers=1, d_ff=32)
+    log = tmp_path / "embeds.jsonl"
+    prompts = [arg for p in PROMPTS for arg in ("--prompt", p)]
+    extra = shlex.split(os.environ.get("FLOWGRPO_TEST_ARGS", ""))
+    done = run_trainer(
+        "--url", embeds_fleet.url, "--token", embeds_fleet.tokens["trainer"], "--model", MODEL,
+        "--text-encoder", str(umt5), *prompts, "--lora-rank", "4", "--iterations", str(ITERATIONS),
+        "--group", str(GROUP), "--steps", "3", "--size", "4", "--seed", "0", "--log", str(log),
+        "--plot", str(tmp_path / "reward.png"), "--torch-threads", "1", *extra,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    print("\n" + "\n".join(line for line in done.stdout.splitlines() if line.startswith("iter")))
+    records = read_log(log)
+    assert [r["iteration"] for r in records] == list(range(ITERATIONS))
+
+    # Uploaded once: two prompts and the negative prompt, then named by every request.
+    assert done.stdout.count("uploaded 3 prompt embeddings") == 1
+    refs = records[0]["prompt_embeds"]
+    assert sorted(refs) == sorted(PROMPTS)
+    negative = records[0]["request"]["negativePromptEmbeds"]
+    shas = {ref["sha256"] for ref in [*refs.values(), negative]}
+    assert len(shas) == 3
+    for r in records:
+        assert set(r) == LOG_KEYS
+        assert r["prompt_embeds"] == refs and r["request"]["negativePromptEmbeds"] == negative
+        assert set(r["request"]["weights"]) == {"dit"}  # no text encoder on this card
+        assert r["adapter_bytes"] > 0 and r["peak_rss_mb"] > 0
+        assert min(r["rollout_s"], r["reward_s"], r["train_s"], r["sync_s"]) > 0
+
+    # What the blobs hold: the umT5 embeddings of the prompts, cut to their true lengths.
+    tokenizer = transformers.AutoTokenizer.from_pretrained(umt5 / "tokenizer")
+    encoder = transformers.UMT5EncoderModel.from_pretrained(umt5 / "text_encoder").eval()
+    expected = encode_prompts([*PROMPTS, ""], encoder, tokenizer, max_length=16)
+    with Client(embeds_fleet.url, embeds_fleet.tokens["trainer"]) as trainer:
+        stored = [
+            next(iter(load(trainer.get_blob_bytes(ref["sha256"])).values()))
+            for ref in [refs[PROMPTS[0]], refs[PROMPTS[1]], negative]
+        ]
+        versions = trainer.weights("dit")["versions"]
+    for got, want in zip(stored, expected, strict=True):
+        assert torch.equal(got, want)
+
+    # The trainer's recompute (padded context, LoRA-merged DiT) against the worker's log-probs.
+    errors = [r["ratio_err_max"] for r in records]
+    assert max(errors) <= RATIO_ERR_BOUND, errors
+    assert min(errors) > 0  # measured, not skipped
+
+    # Each iteration's adapter: a LoRA on the base version, acked and bound on the worker.
+    base = records[0]["weights_version"]
+    assert versions[str(base)]["kind"] == "full"
+    for n, r in enumerate(records):
+        assert r["weights_version"] == base + n
+        pushed = versions[str(base + n + 1)]
+        assert pushed["kind"] == "lora" and pushed["base"] == base
+        assert set(pushed["acks"].values()) == {"ok"}
+        assert list(pushed["boundLayers"].values()) == [LORA_LAYERS]
+    assert np.isfinite([r["reward_mean"] for r in records]).all()
