@@ -107,3 +107,82 @@ def test_flowgrpo_on_uploaded_embeddings_with_lora_matches_the_workers_log_probs
         assert set(pushed["acks"].values()) == {"ok"}
         assert list(pushed["boundLayers"].values()) == [LORA_LAYERS]
     assert np.isfinite([r["reward_mean"] for r in records]).all()
+
+
+#: The lead's benchmark of the real card (one iteration, a pixel reward): its arguments only.
+REAL_CARD_ARGS = [
+    "--model", "wan2.1-t2v-1.3b", "--checkpoint", "ckpt/transformer", "--text-encoder", "umt5",
+    "--reward", "jpeg-compressibility", "--iterations", "1", "--group", "4", "--steps", "4",
+    "--size", "8", "--frames", "3", "--timestep-fraction", "0.5",
+]  # fmt: skip
+
+
+def test_the_real_cards_arguments_default_to_flow_grpos_lora_and_ask_for_the_trained_window() -> None:
+    import train
+
+    args = train.parse_args(REAL_CARD_ARGS)
+    assert train.MODELS[args.model].config.text_dim == 4096
+    assert args.lora == (32, 64.0) and args.lr == 1e-4 and args.checkpoint == Path("ckpt/transformer")
+    negative = {"sha256": "0" * 64}
+    request = train.rollout_request(args, 1, None, negative)
+    assert request["model"] == "wan2.1-t2v-1.3b" and request["negativePromptEmbeds"] == negative
+    assert request["weights"] == {"dit": {"exact": 1}}
+    assert request["shape"] == {"frames": 3, "height": 8, "width": 8}
+    assert "decodeFrames" in request  # the pixel reward scores decoded frames
+    assert request["keepLatents"] == {"fromStep": 0, "steps": 2}
+    assert train.parse_args([*REAL_CARD_ARGS, "--lora-rank", "8"]).lora == (8, 16.0)
+    assert train.parse_args([*REAL_CARD_ARGS, "--lora-alpha", "32"]).lora == (32, 32.0)
+    assert train.parse_args([*REAL_CARD_ARGS, "--lora-rank", "0"]).lora is None
+    assert train.parse_args(["--model", "wan21-mini"]).lora is None
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--model", "wan2.1-t2v-1.3b"],  # an embeddings card needs its umT5
+        ["--model", "wan21-mini", "--text-encoder", "umt5"],  # a tokens card has its own
+        [*REAL_CARD_ARGS, "--train", "all"],  # LoRA trains the adapter
+        [*REAL_CARD_ARGS, "--lora-rank", "-1"],
+    ],
+)
+def test_conflicting_text_and_lora_flags_are_usage_errors(argv: list[str]) -> None:
+    import train
+
+    with pytest.raises(SystemExit) as usage:
+        train.parse_args(argv)
+    assert usage.value.code == 2
+
+
+def test_the_lora_layer_is_the_fleets_merge_with_its_gradients_and_off_is_the_base() -> None:
+    from lora import Lora, merged_weight
+    from policy import Policy
+
+    from flowfleet.torch import WAN21_MINI
+
+    policy = Policy(WAN21_MINI, 0, text_input="embeddings", lora=(4, 8.0))
+    lora = policy.lora
+    assert lora is not None and policy._reference is None  # no second DiT: the adapter turns off
+    assert len(lora.layers) == LORA_LAYERS and policy.params == lora.parameters()
+    assert all(not p.requires_grad for p in policy.dit.parameters())
+    linear = policy.dit.blocks[0].cross_attn.q
+    a, b = lora.layers["blocks.0.cross_attn.q"]
+    with torch.no_grad():
+        b.normal_()
+    x = torch.randn(3, 5, linear.in_features, requires_grad=True)
+    y = linear(x)
+    w = merged_weight(linear.weight, a, b, 2.0)
+    assert torch.equal(y, torch.nn.functional.linear(x, w, linear.bias))
+    # The gradients are those of W + s·B·A (the roundings aside).
+    (y * y).sum().backward()
+    a2, b2, x2 = (t.detach().clone().requires_grad_(True) for t in (a, b, x))
+    y2 = torch.nn.functional.linear(x2, linear.weight + 2.0 * (b2 @ a2), linear.bias)
+    (y2 * y2).sum().backward()
+    for got, want in ((a.grad, a2.grad), (b.grad, b2.grad), (x.grad, x2.grad)):
+        assert got is not None and want is not None
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    with torch.no_grad(), lora.disabled():
+        assert torch.equal(linear(x), torch.nn.functional.linear(x, linear.weight, linear.bias))
+    state = lora.state()
+    assert "base_model.model.blocks.0.attn2.to_q.lora_A.weight" in state
+    assert state["base_model.model.blocks.0.attn1.to_out.0.lora_B.weight"].shape == (128, 4)
+    assert isinstance(lora, Lora) and lora.config()["target_modules"][-1] == "to_v"
