@@ -3,20 +3,23 @@ the real card), at the reduced config: examples/flowgrpo/train.py, run as a user
 a real fleet whose worker serves ``wan21-mini-embeds`` (the wan21-mini DiT taking umT5 embeddings
 by reference, as ``wan2.1-t2v-1.3b`` does). The trainer encodes each prompt and the negative
 prompt once with a random-init umT5 (``write_random_umt5.py``, d_model = the card's 64), uploads
-them, names them in every request, trains a LoRA r4 adapter and syncs it every iteration as a
-LoRA on the base version.
+them, names them in every request, starts from a diffusers-layout checkpoint (written by
+``npm run write-wan21-checkpoint``: BF16 shards and their index) loaded into its torch DiT and
+pushed as the base version, trains a LoRA r4 adapter and syncs it every iteration as a LoRA on
+the base version.
 
 Asserted: the embeddings were uploaded once (one upload line; every iteration names the same
 references; the blobs hold the umT5 embeddings of the prompts); every iteration's ratio_err_max ≤
-1e-5 — the trainer's context (each embedding zero-padded to 16 rows, ``pad_prompt_embeds``) and
-LoRA-merged forward are the worker's; every adapter sync was a LoRA on the base version, acked
-and bound. ``FLOWGRPO_TEST_ARGS`` appends trainer flags.
+1e-5 — the trainer's base weights, its context (each embedding zero-padded to 16 rows,
+``pad_prompt_embeds``) and its LoRA-merged forward are the worker's; every adapter sync was a
+LoRA on the base version, acked and bound. ``FLOWGRPO_TEST_ARGS`` appends trainer flags.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +30,7 @@ import transformers
 from safetensors.torch import load
 from write_random_umt5 import write_random_umt5
 
-from fleet_support import Fleet, running_fleet
+from fleet_support import REPO, Fleet, running_fleet, tsx_command
 from flowfleet import Client, encode_prompts
 from flowgrpo_support import LOG_KEYS, read_log, run_trainer
 
@@ -51,12 +54,20 @@ def test_flowgrpo_on_uploaded_embeddings_with_lora_matches_the_workers_log_probs
     embeds_fleet: Fleet, tmp_path: Path
 ) -> None:
     umt5 = write_random_umt5(tmp_path / "umt5", d_model=64, layers=1, d_ff=32)
+    # The base: a published-layout checkpoint (diffusers' names, BF16, 3 shards and their index).
+    write = tsx_command(
+        "scripts/write-wan21-checkpoint.ts", "--layout", "diffusers", "--config", "mini",
+        "--out", str(tmp_path / "wan"), "--max-shard-bytes", "600000", "--seed", "7",
+    )  # fmt: skip
+    written = subprocess.run(write, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert written.returncode == 0, written.stdout + written.stderr
     log = tmp_path / "embeds.jsonl"
     prompts = [arg for p in PROMPTS for arg in ("--prompt", p)]
     extra = shlex.split(os.environ.get("FLOWGRPO_TEST_ARGS", ""))
     done = run_trainer(
         "--url", embeds_fleet.url, "--token", embeds_fleet.tokens["trainer"], "--model", MODEL,
-        "--text-encoder", str(umt5), *prompts, "--lora-rank", "4", "--iterations", str(ITERATIONS),
+        "--text-encoder", str(umt5), "--checkpoint", str(tmp_path / "wan" / "transformer"), *prompts,
+        "--lora-rank", "4", "--iterations", str(ITERATIONS),
         "--group", str(GROUP), "--steps", "3", "--size", "4", "--seed", "0", "--log", str(log),
         "--plot", str(tmp_path / "reward.png"), "--torch-threads", "1", *extra,
     )  # fmt: skip
@@ -99,7 +110,7 @@ def test_flowgrpo_on_uploaded_embeddings_with_lora_matches_the_workers_log_probs
 
     # Each iteration's adapter: a LoRA on the base version, acked and bound on the worker.
     base = records[0]["weights_version"]
-    assert versions[str(base)]["kind"] == "full"
+    assert versions[str(base)]["kind"] == "full" and versions[str(base)]["shards"] == 3
     for n, r in enumerate(records):
         assert r["weights_version"] == base + n
         pushed = versions[str(base + n + 1)]
