@@ -284,6 +284,7 @@ def encode_text(args: argparse.Namespace, config: Wan21Config) -> tuple[dict[str
     for sub in ("tokenizer", "text_encoder"):
         if not (root / sub).is_dir():
             raise ValueError(f"--text-encoder {root}: no {sub}/ folder (the diffusers layout)")
+    transformers.utils.logging.disable_progress_bar()
     tokenizer = transformers.AutoTokenizer.from_pretrained(root / "tokenizer")
     # The checkpoint's own dtype (umT5-XXL as published: bf16), not a float32 copy of it.
     dtype_arg = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
