@@ -1,7 +1,9 @@
 """FlowGRPO on an embeddings-input card with LoRA (issue 19: the example trainer runs this way for
 the real card), at the reduced config: examples/flowgrpo/train.py, run as a user runs it, against
 a real fleet whose worker serves ``wan21-mini-embeds`` (the wan21-mini DiT taking umT5 embeddings
-by reference, as ``wan2.1-t2v-1.3b`` does). The trainer encodes each prompt and the negative
+by reference, with the mini VAE decoder, as ``wan2.1-t2v-1.3b`` does) — the reduced config of the
+one-iteration 1.3B benchmark (examples/flowgrpo/README.md): frames decoded on the worker and
+scored by ``jpeg-compressibility``, half the steps trained and only their latents kept. The trainer encodes each prompt and the negative
 prompt once with a random-init umT5 (``write_random_umt5.py``, d_model = the card's 64), uploads
 them, names them in every request, starts from a diffusers-layout checkpoint (written by
 ``npm run write-wan21-checkpoint``: BF16 shards and their index) loaded into its torch DiT and
@@ -67,8 +69,9 @@ def test_flowgrpo_on_uploaded_embeddings_with_lora_matches_the_workers_log_probs
     done = run_trainer(
         "--url", embeds_fleet.url, "--token", embeds_fleet.tokens["trainer"], "--model", MODEL,
         "--text-encoder", str(umt5), "--checkpoint", str(tmp_path / "wan" / "transformer"), *prompts,
-        "--lora-rank", "4", "--iterations", str(ITERATIONS),
-        "--group", str(GROUP), "--steps", "3", "--size", "4", "--seed", "0", "--log", str(log),
+        "--lora-rank", "4", "--iterations", str(ITERATIONS), "--reward", "jpeg-compressibility",
+        "--reward-frames", "every-4", "--frames", "2", "--timestep-fraction", "0.5",
+        "--group", str(GROUP), "--steps", "4", "--size", "4", "--seed", "0", "--log", str(log),
         "--plot", str(tmp_path / "reward.png"), "--torch-threads", "1", *extra,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -87,6 +90,9 @@ def test_flowgrpo_on_uploaded_embeddings_with_lora_matches_the_workers_log_probs
         assert set(r) == LOG_KEYS
         assert r["prompt_embeds"] == refs and r["request"]["negativePromptEmbeds"] == negative
         assert set(r["request"]["weights"]) == {"dit"}  # no text encoder on this card
+        # The 1.3B benchmark's shape: frames decoded on the worker, only the trained window kept.
+        assert r["request"]["decodeFrames"] == {"every": 4}
+        assert r["request"]["keepLatents"] == {"fromStep": 0, "steps": 2}
         assert r["adapter_bytes"] > 0 and r["peak_rss_mb"] > 0
         assert min(r["rollout_s"], r["reward_s"], r["train_s"], r["sync_s"]) > 0
 
