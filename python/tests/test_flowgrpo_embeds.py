@@ -1,14 +1,14 @@
 """FlowGRPO on an embeddings-input card with LoRA (issue 19: the example trainer runs this way for
 the real card), at the reduced config: examples/flowgrpo/train.py, run as a user runs it, against
 a real fleet whose worker serves ``wan21-mini-embeds`` (the wan21-mini DiT taking umT5 embeddings
-by reference, with the mini VAE decoder, as ``wan2.1-t2v-1.3b`` does) — the reduced config of the
+by reference, with the mini VAE decoder, as ``wan2.1-t2v-1.3b`` does) — the shape of the
 one-iteration 1.3B benchmark (examples/flowgrpo/README.md): frames decoded on the worker and
-scored by ``jpeg-compressibility``, half the steps trained and only their latents kept. The trainer encodes each prompt and the negative
-prompt once with a random-init umT5 (``write_random_umt5.py``, d_model = the card's 64), uploads
-them, names them in every request, starts from a diffusers-layout checkpoint (written by
-``npm run write-wan21-checkpoint``: BF16 shards and their index) loaded into its torch DiT and
-pushed as the base version, trains a LoRA r4 adapter and syncs it every iteration as a LoRA on
-the base version.
+scored by ``jpeg-compressibility``, half the steps trained and only their latents kept. The
+trainer encodes each prompt and the negative prompt once with a random-init umT5
+(``write_random_umt5.py``, d_model = the card's 64), uploads them, names them in every request,
+starts from a diffusers-layout checkpoint (``npm run write-wan21-checkpoint``: BF16 shards and
+their index) loaded into its torch DiT and pushed as the base version, trains a LoRA r4 adapter
+and syncs it every iteration as a LoRA on the base version.
 
 Asserted: the embeddings were uploaded once (one upload line; every iteration names the same
 references; the blobs hold the umT5 embeddings of the prompts); every iteration's ratio_err_max ≤
