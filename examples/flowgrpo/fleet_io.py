@@ -39,10 +39,18 @@ def enqueue_batch(
     group: int,
     seed: int,
     request: Mapping[str, Any],
+    prompt_embeds: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Batch:
-    """Enqueues one rollout per prompt (its group of seeds) with the common ``request`` fields."""
+    """Enqueues one rollout per prompt (its group of seeds) with the common ``request`` fields;
+    ``prompt_embeds`` names each prompt's uploaded embedding (``promptEmbeds``: an embeddings
+    card)."""
     seeds = [seeds_of(seed, iteration, p, len(prompts), group) for p in range(len(prompts))]
-    groups = [{"prompt": prompt, "seeds": s} for prompt, s in zip(prompts, seeds, strict=True)]
+    groups: list[dict[str, Any]] = [
+        {"prompt": prompt, "seeds": s} for prompt, s in zip(prompts, seeds, strict=True)
+    ]
+    if prompt_embeds is not None:
+        for g in groups:
+            g["promptEmbeds"] = dict(prompt_embeds[g["prompt"]])
     jobs = fleet.enqueue_round(groups, request)
     return Batch(iteration, version, list(prompts), seeds, dict(request), [job["id"] for job in jobs])
 
@@ -60,13 +68,28 @@ def collect(fleet: Client, batch: Batch, timeout_s: float, save_dir: Path | None
     return rollouts
 
 
-def push(fleet: Client, state: Mapping[str, torch.Tensor], component: str, timeout_s: float) -> int:
-    """Uploads ``state`` (F32, the trainer's exact weights), syncs it as the next version and waits
-    for every live worker's ack (a live worker's refusal raises ``CLIENT_SYNC_FAILED`` at once);
-    answers the version. The on-policy fence: the version is then the fleet's ``current`` — the
-    newest a live worker serves, what the coordinator judges ``exact`` and ``maxStaleness``
-    against — and a batch is enqueued on it only then."""
-    version = fleet.push_weights(dict(state), component=component, dtype="F32", timeout_s=timeout_s).version
+def push(
+    fleet: Client,
+    state: Mapping[str, torch.Tensor] | Path,
+    component: str,
+    timeout_s: float,
+    *,
+    lora_base: int | None = None,
+) -> int:
+    """Uploads ``state`` (a state_dict, sent F32: the trainer's exact weights; or a checkpoint
+    directory, sent as it is; with ``lora_base`` a LoRA adapter directory, merged by the fleet into
+    that version), syncs it as the next version and waits for every live worker's ack (a live
+    worker's refusal raises ``CLIENT_SYNC_FAILED`` at once); answers the version. The on-policy
+    fence: the version is then the fleet's ``current`` — the newest a live worker serves, what the
+    coordinator judges ``exact`` and ``maxStaleness`` against — and a batch is enqueued on it only
+    then."""
+    if isinstance(state, Path):
+        lora = None if lora_base is None else {"base": lora_base}
+        version = fleet.push_weights(state, component=component, lora=lora, timeout_s=timeout_s).version
+    else:
+        version = fleet.push_weights(
+            dict(state), component=component, dtype="F32", timeout_s=timeout_s
+        ).version
     current = fleet.weights(component, limit=1)["current"]
     if current != version:
         raise FlowfleetError(

@@ -63,8 +63,8 @@ def _ratio_error(
             lp = first[mask]
         else:
             part = rows.rows(mask)
-            with torch.no_grad():
-                lp, _ = policy.log_prob(policy.dit_at(states[version]), part)
+            with torch.no_grad(), policy.dit_at(states[version]) as dit:
+                lp, _ = policy.log_prob(dit, part)
         errors.append((torch.exp(lp - rows.old_log_prob[mask]) - 1).abs().max())
     return float(torch.stack(errors).max())
 
@@ -85,9 +85,9 @@ def train_iteration(
     scale = rows.schedule.std_dev / torch.sqrt(rows.schedule.sigma - rows.schedule.sigma_next)
     std = rows.schedule.std
     # The reference's SDE means (the KL term, and the logged KL even when beta = 0).
-    with torch.no_grad():
+    with torch.no_grad(), policy.reference() as reference:
         ref_mean = [
-            policy.log_prob(policy.reference, rows.rows(part))[1] for part in chunks(n, objective.micro_batch)
+            policy.log_prob(reference, rows.rows(part))[1] for part in chunks(n, objective.micro_batch)
         ]
     first = torch.empty(n, dtype=torch.float64)
     kl_first = torch.empty(n, dtype=torch.float64)

@@ -55,7 +55,7 @@ def summarize(
     (``(key, values)``: ``finalChannelMeans`` of the final latents, ``finalMeanColors`` of the
     frames)."""
     errs = [r["ratio_err_max"] for r in records]
-    times = {k: [r[f"{k}_s"] for r in records] for k in ("rollout", "train", "sync")}
+    times = {k: [r[f"{k}_s"] for r in records] for k in ("rollout", "reward", "train", "sync")}
     total = [sum(parts) for parts in zip(*times.values(), strict=True)]
     first, last = _window(records[:3]), _window(records[-3:])
     figures: dict[str, Any] = {

@@ -35,6 +35,8 @@ class Transitions:
     timestep: torch.Tensor  # [R] float64: the timestep the fleet's forward was given
     schedule: StepSchedule  # [R] σ_i, σ_{i+1}, std_dev_t
     prompt_ids: torch.Tensor  # [R, L] int64
+    #: Each row's prompt: its index in the prompts build_transitions was given (else its group's).
+    prompt_index: torch.Tensor  # [R] int64
     old_log_prob: torch.Tensor  # [R] float64: the fleet's log-prob
     advantage: torch.Tensor  # [R] float64
     #: Index of each row's (group, sample) in the iteration's samples, and its dit version.
@@ -54,6 +56,7 @@ class Transitions:
             self.timestep[index],
             StepSchedule(sched.sigma[index], sched.sigma_next[index], sched.std_dev[index]),
             self.prompt_ids[index],
+            self.prompt_index[index],
             self.old_log_prob[index],
             self.advantage[index],
             self.sample[index],
@@ -108,16 +111,21 @@ def build_transitions(
     advantages: Sequence[np.ndarray],
     config: Wan21Config,
     fraction: float = 1.0,
+    prompt_index: Sequence[int] | None = None,
 ) -> Transitions:
-    """The rows of every group's trained steps (step-major within a group).
+    """The rows of every group's trained steps (step-major within a group); ``prompt_index`` is
+    each rollout's prompt's row in the policy's embeddings table (default: its position).
 
     :raises ValueError: for an ODE rollout (no log-probs) or files that disagree on CFG
     """
     guidance = guidance_of(rollouts)
-    parts: dict[str, list[torch.Tensor]] = {k: [] for k in "x x_next t ids lp adv sample version".split()}
+    parts: dict[str, list[torch.Tensor]] = {
+        k: [] for k in "x x_next t ids prompt lp adv sample version".split()
+    }
     schedules: list[StepSchedule] = []
     offset = 0
-    for rollout, adv in zip(rollouts, advantages, strict=True):
+    index = list(range(len(rollouts))) if prompt_index is None else list(prompt_index)
+    for rollout, adv, prompt in zip(rollouts, advantages, index, strict=True):
         if rollout.log_probs is None:
             raise ValueError("FlowGRPO trains on SDE rollouts; this file has no log-probs (ode)")
         group, steps = rollout.group, trained_steps(rollout.steps, fraction)
@@ -130,6 +138,7 @@ def build_transitions(
         parts["t"].append(torch.tensor([float(rollout.timesteps[j]) for j in row_steps], dtype=torch.float64))
         ids = tokenize([str(rollout.metadata["prompt"])], config)[0]
         parts["ids"].append(ids.expand(len(row_steps), -1))
+        parts["prompt"].append(torch.full((len(row_steps),), prompt, dtype=torch.int64))
         parts["lp"].append(torch.from_numpy(np.array(rollout.log_probs))[row_steps, samples])
         parts["adv"].append(torch.as_tensor(np.asarray(adv, dtype=np.float64))[samples])
         parts["sample"].append(torch.tensor(samples, dtype=torch.int64) + offset)
@@ -144,6 +153,7 @@ def build_transitions(
         torch.cat(parts["t"]),
         StepSchedule.cat(schedules),
         torch.cat(parts["ids"]),
+        torch.cat(parts["prompt"]),
         torch.cat(parts["lp"]),
         torch.cat(parts["adv"]),
         torch.cat(parts["sample"]),

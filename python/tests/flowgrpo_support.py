@@ -34,7 +34,8 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-#: The keys of every log line, exactly (issue 11).
+#: The keys of every log line, exactly (issue 11; issue 19 adds the embeddings, reward and LoRA
+#: figures).
 LOG_KEYS = {
     "iteration",
     "weights_version",
@@ -42,12 +43,16 @@ LOG_KEYS = {
     "prompts",
     "group_size",
     "request",
+    "prompt_embeds",
     "reward_mean",
     "reward_std",
     "ratio_err_max",
     "kl",
     "clip_frac",
     "rollout_s",
+    "reward_s",
     "train_s",
     "sync_s",
+    "adapter_bytes",
+    "peak_rss_mb",
 }

@@ -18,9 +18,12 @@ import { startRedisServer, type RedisServer } from '../harness/redis-server.js';
 import { cpuPlatform } from '../runtime/runtime-fixtures.js';
 import { startTestFleet, TOKENS, type TestFleet } from '../worker/fleet-fixture.js';
 
-/** The 1.3B card's structure at the mini size: embeddings [L ≤ 16, 64], zero-padded to 16. */
+/**
+ * The 1.3B card's structure at the mini size: embeddings [L ≤ 16, 64], zero-padded to 16 (the
+ * shipped wan21-mini-embeds with 3 steps and a 4×4 latent by default, under its own id).
+ */
 const card = createWan21Card({
-  id: 'wan21-mini-embeds',
+  id: 'wan21-mini-embeds-s3',
   config: WAN21_MINI,
   textInput: 'embeddings',
   sampling: { steps: 3, shift: 3, guidanceScale: 4.5, noiseLevel: 0.7, sampler: 'sde' },

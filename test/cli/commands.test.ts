@@ -99,6 +99,9 @@ describe('usage and connection errors', () => {
     const badSeeds = await runInProcess(['rollout', '--seeds', '1,x']);
     expect(badSeeds.code).toBe(2);
     expect(badSeeds.err).toMatch(/seeds/);
+    const badEmbeds = await runInProcess(['rollout', '--prompt-embeds', 'not-a-sha']);
+    expect(badEmbeds.code).toBe(2);
+    expect(badEmbeds.err).toMatch(/sha256/);
     expect((await runInProcess(['--help'])).code).toBe(0);
   });
 

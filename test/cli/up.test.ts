@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FlowfleetClient, uploadPromptEmbeds } from '@flowfleet/client';
 import { saveWeightsFile } from '@flowfleet/models';
 import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,6 +137,30 @@ describe('flowfleet up', () => {
     expect(rollout.status.status).toBe('completed');
     expect(rollout.status.summary.logProbs).toHaveLength(2);
 
+    // --prompt-embeds / --negative-prompt-embeds name uploaded embeddings: the edge checks each
+    // (a 16-wide blob is not the 1.3B card's 4096) and then finds no worker loading that card.
+    const uploader = FlowfleetClient.create({ baseUrl: ready.url, token: ready.tokens.trainer });
+    const [good, narrow] = await uploadPromptEmbeds(uploader, [
+      { tokens: 3, dim: 4096, data: new Float32Array(3 * 4096).fill(0.5) },
+      { tokens: 3, dim: 16, data: new Float32Array(3 * 16).fill(0.5) },
+    ]);
+    const embedsRollout = (negative: string): Promise<{ code: number; out: string }> =>
+      runInProcess(
+        [
+          ...['rollout', '--model', 'wan2.1-t2v-1.3b', '--json'],
+          ...['--prompt-embeds', good!.sha256, '--negative-prompt-embeds', negative],
+        ],
+        env,
+      );
+    const refused = JSON.parse((await embedsRollout(narrow!.sha256)).out) as {
+      error: { code: string; details: { field?: string; error?: { field?: string } } };
+    };
+    expect(refused.error.code).toBe('API_EMBEDS_INVALID');
+    expect(JSON.stringify(refused.error.details)).toContain('"field":"negativePromptEmbeds"');
+    const noWorker = await embedsRollout(good!.sha256.toUpperCase());
+    expect(noWorker.code).toBe(1);
+    expect(JSON.parse(noWorker.out)).toMatchObject({ error: { code: 'API_NO_CAPACITY' } });
+
     const weights = join(dir, 'dit.safetensors');
     await saveWeightsFile(weights, initWeights(wan21MiniCard.config, 5, 'dit'));
     const [sync] = (await json(['sync', 'dit', weights])) as [
@@ -169,12 +194,12 @@ describe('flowfleet up', () => {
     expect(refreshes.map((r) => r.fleet.live)).toEqual([2, 2]);
 
     // The viewer token reads but may not mutate: a coded error as JSON, exit 1.
-    const refused = await runInProcess(['sync', 'dit', weights, '--json'], {
+    const forbidden = await runInProcess(['sync', 'dit', weights, '--json'], {
       ...env,
       FLOWFLEET_TOKEN: ready.tokens.viewer,
     });
-    expect(refused.code).toBe(1);
-    expect(JSON.parse(refused.out)).toMatchObject({ error: { code: 'API_FORBIDDEN' } });
+    expect(forbidden.code).toBe(1);
+    expect(JSON.parse(forbidden.out)).toMatchObject({ error: { code: 'API_FORBIDDEN' } });
   });
 
   it('stops workers, coordinator and redis on SIGINT and exits 0 without orphans', async () => {

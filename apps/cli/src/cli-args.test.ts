@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { integerIn, parseSeeds } from './cli-args.js';
+import { integerIn, parseSeeds, parseSha256 } from './cli-args.js';
 import { parseWeightRequirements } from './commands/rollout-command.js';
 
 describe('argument parsers', () => {
@@ -10,6 +10,13 @@ describe('argument parsers', () => {
     expect(() => parseSeeds('1,1')).toThrow(InvalidArgumentError);
     expect(() => parseSeeds('a')).toThrow(InvalidArgumentError);
     expect(() => parseSeeds('3-1')).toThrow(InvalidArgumentError);
+  });
+
+  it('parses a blob reference by its sha256', () => {
+    const sha = 'AB'.repeat(32);
+    expect(parseSha256(sha)).toEqual({ sha256: 'ab'.repeat(32) });
+    expect(() => parseSha256('ab'.repeat(31))).toThrow(InvalidArgumentError);
+    expect(() => parseSha256(`${'ab'.repeat(31)}zz`)).toThrow(InvalidArgumentError);
   });
 
   it('parses integers within bounds', () => {

@@ -48,6 +48,17 @@ export function parseSeeds(raw: string): number[] {
   return seeds;
 }
 
+/**
+ * A commander parser for a blob reference by its sha256 (64 hex digits, lowercased), e.g. an
+ * uploaded embedding for `--prompt-embeds`: answers `{ sha256 }`, as a request names it.
+ */
+export function parseSha256(raw: string): { sha256: string } {
+  const sha256 = raw.trim().toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(sha256))
+    throw new InvalidArgumentError(`expected a sha256 (64 hex digits), got "${raw}"`);
+  return { sha256 };
+}
+
 /** A commander parser for one of `choices`. */
 export function oneOf<T extends string>(choices: readonly T[]): (raw: string) => T {
   return (raw) => {

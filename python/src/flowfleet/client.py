@@ -185,7 +185,8 @@ class Client:
         *,
         call: Call | None = None,
     ) -> list[EnqueuedRollout]:
-        """Enqueues one rollout per group (``{"prompt", "seeds"}`` with the ``common`` fields), a
+        """Enqueues one rollout per group (``{"prompt", "seeds"}`` and any per-group fields, e.g.
+        ``promptEmbeds``, over the ``common`` fields), a
         few at a time, answered in the order of ``groups``. At the first failure no further group
         is sent; the error keeps its code and lists the rollouts already enqueued in
         ``details["enqueued"]``.

@@ -29,7 +29,8 @@ def enqueue_round(
     *,
     call: Call | None = None,
 ) -> list[EnqueuedRollout]:
-    """One rollout per group (``{"prompt", "seeds"}`` with the ``common`` fields), at most
+    """One rollout per group (``{"prompt", "seeds"}`` and any per-group fields, e.g. the prompt's
+    ``promptEmbeds``, over the ``common`` fields), at most
     ``ROUND_CONCURRENCY`` in flight, answered in the order of ``groups``. At the first failure no
     further group is sent; the error keeps its code and lists the rollouts already enqueued in
     ``details["enqueued"]`` (the original error is its cause).
@@ -48,7 +49,7 @@ def enqueue_round(
                 index = state["next"]
                 state["next"] += 1
             group = groups[index]
-            request = {**common, "prompt": group["prompt"], "seeds": list(group["seeds"])}
+            request = {**common, **group, "seeds": list(group["seeds"])}
             try:
                 results[index] = enqueuer.enqueue_rollouts(request, call=call)
             except BaseException as error:  # noqa: BLE001 - re-raised below, in order

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { RolloutRequestInput, WeightRequirements } from '@flowfleet/protocol';
 import { InvalidArgumentError, type Command } from 'commander';
-import { integerIn, numberIn, oneOf, parseSeeds } from '../cli-args.js';
+import { integerIn, numberIn, oneOf, parseSeeds, parseSha256 } from '../cli-args.js';
 import { line, type CliIo } from '../cli-io.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { shortId } from '../format/numbers.js';
@@ -24,6 +24,8 @@ export interface RolloutFlags extends RemoteOptions {
   readonly height?: number;
   readonly width?: number;
   readonly weights?: WeightRequirements;
+  readonly promptEmbeds?: { readonly sha256: string };
+  readonly negativePromptEmbeds?: { readonly sha256: string };
   readonly waitForCapacity?: boolean;
   readonly wait: boolean;
   readonly out?: string;
@@ -75,6 +77,16 @@ export function rolloutCommand(program: Command): Command {
         'weight requirement, e.g. dit>=2 or dit=3',
         parseWeightRequirements,
       )
+      .option(
+        '--prompt-embeds <sha256>',
+        "the prompt's uploaded text embeddings (a card whose text input is embeddings)",
+        parseSha256,
+      )
+      .option(
+        '--negative-prompt-embeds <sha256>',
+        "the negative prompt's uploaded text embeddings (CFG's unconditional branch)",
+        parseSha256,
+      )
       .option('--wait-for-capacity', 'hold the job when no live worker can serve it yet')
       .option('--no-wait', 'print the enqueued id and return at once')
       .option('-o, --out <file>', 'save the result safetensors here'),
@@ -97,6 +109,10 @@ export function rolloutRequestOf(flags: RolloutFlags): RolloutRequestInput {
     ...(flags.noiseLevel === undefined ? {} : { noiseLevel: flags.noiseLevel }),
     ...(shape === undefined ? {} : { shape }),
     ...(flags.weights === undefined ? {} : { weights: flags.weights }),
+    ...(flags.promptEmbeds === undefined ? {} : { promptEmbeds: flags.promptEmbeds }),
+    ...(flags.negativePromptEmbeds === undefined
+      ? {}
+      : { negativePromptEmbeds: flags.negativePromptEmbeds }),
     ...(flags.waitForCapacity === true ? { waitForCapacity: true } : {}),
   };
 }

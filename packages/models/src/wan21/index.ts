@@ -17,7 +17,7 @@ export type {
   WriteDitCheckpointOptions,
   WrittenDitCheckpoint,
 } from './checkpoint/write-dit-checkpoint.js';
-export { wan21MiniCard, wan21MiniVaeCard } from './wan21-mini-card.js';
+export { wan21MiniCard, wan21MiniEmbedsCard, wan21MiniVaeCard } from './wan21-mini-card.js';
 export { WAN21_T2V_1_3B_RECIPE, wan21T2v13bCard } from './wan21-t2v-1-3b-card.js';
 export { padTextEmbedding } from './text-embeddings.js';
 export { createWan21Card } from './wan21-card.js';

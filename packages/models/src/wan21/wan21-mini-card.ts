@@ -17,3 +17,19 @@ export const wan21MiniVaeCard = createWan21Card({
   vae: WAN21_VAE_MINI,
   loadByDefault: false,
 });
+
+/**
+ * `wan21-mini-embeds`: the wan2.1-t2v-1.3b card's structure at the mini size — the wan21-mini DiT
+ * whose text input is embeddings by reference (`promptEmbeds` / `negativePromptEmbeds`: umT5
+ * embeddings [L ≤ 16, 64], zero-padded to 16 rows), no text encoder component, and the small VAE
+ * decoder `WAN21_VAE_MINI` (so its rollouts can return decoded frames). The reduced config of the
+ * embeddings-input training path that CI runs (examples/flowgrpo with `--text-encoder`); a worker
+ * loads it only when its models name it, on an ort-* backend (the decoder has no TS reference).
+ */
+export const wan21MiniEmbedsCard = createWan21Card({
+  id: 'wan21-mini-embeds',
+  config: WAN21_MINI,
+  textInput: 'embeddings',
+  vae: WAN21_VAE_MINI,
+  loadByDefault: false,
+});

@@ -97,7 +97,12 @@ describe('the wan2.1-t2v-1.3b card', () => {
 
   it('is registered, but not loaded by a worker that names no models', () => {
     expect(DEFAULT_CARD_REGISTRY.get('wan2.1-t2v-1.3b')).toBe(wan21T2v13bCard);
-    expect(DEFAULT_CARD_REGISTRY.ids).toEqual(['wan21-mini', 'wan21-mini-vae', 'wan2.1-t2v-1.3b']);
+    expect(DEFAULT_CARD_REGISTRY.ids).toEqual([
+      'wan21-mini',
+      'wan21-mini-vae',
+      'wan21-mini-embeds',
+      'wan2.1-t2v-1.3b',
+    ]);
     expect(DEFAULT_CARD_REGISTRY.defaultIds).toEqual(['wan21-mini']);
     expect(DEFAULT_CARD_REGISTRY.capabilities('wan2.1-t2v-1.3b', base)).toEqual({
       ops: ['flow_sde_step', 'cfg_combine'],
