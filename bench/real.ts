@@ -11,6 +11,11 @@
 //               0 weights), a full sync of the bf16 checkpoint timed to the ack, G = 4 rollouts of
 //               4 SDE steps with CFG 4.5 on it (enqueue → completed), a rank-32 LoRA sync on it
 //               timed to the ack; peak RSS of each
+//   vae         the card's VAE decoder (WAN21_VAE, random weights) on the worker's path — the ort
+//               component builder on a compute pool, driven by the card's frameDecoder: ms per
+//               latent frame (one forward each) for one sample at the bench's latent 16×3×8×8 and
+//               for one 240×416×33 clip (16×9×30×52; BENCH_REAL_VAE_BIG=0 skips it, ~20 min),
+//               peak RSS; the fleet stage measures the decode's share of a rollout
 //   raw         the same forwards in a raw onnxruntime loop (bench/rollout-raw-loop.ts) on the
 //               same eager graph and session settings, weights loaded from the checkpoint
 //               (loadCheckpoint: load time, RSS); then one forward of a 240×416×33 video's latent
@@ -20,9 +25,11 @@
 // standing in for umT5-XXL's), zero-padded to 512 rows by the card. Each rollout = 4 CFG-batched
 // DiT forwards (batch 8, latent 16×3×8×8, context 512×4096); the raw loop gets the same padded
 // embeddings as its context.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { FlowfleetClient } from '@flowfleet/client';
 import { createCoordinator } from '@flowfleet/coordinator';
 import {
@@ -37,10 +44,19 @@ import {
   createWan21Card,
   wan21T2v13bCard,
   createWan21Config,
+  initVaeDecoderWeights,
   initWeights,
+  WAN21_VAE,
   writeWan21DitCheckpoint,
 } from '@flowfleet/models/wan21';
-import { sharedFloat32Array, type TensorData } from '@flowfleet/platform';
+import { gaussianNoise } from '@flowfleet/numerics';
+import {
+  ComputePool,
+  sharedFloat32Array,
+  type TensorData,
+  type TensorMap,
+  type WeightSet,
+} from '@flowfleet/platform';
 import { resolveLimits } from '@flowfleet/protocol';
 import { createWorker, type FlowfleetWorker } from '@flowfleet/worker';
 import { round } from './lib/bench-report.js';
@@ -52,7 +68,7 @@ import { runBench } from './lib/teardown.js';
 import { rawRollout, type RawWorkload } from './rollout-raw-loop.js';
 
 const DIR = process.env['BENCH_REAL_DIR'] ?? join(tmpdir(), 'flowfleet-real');
-const STAGES = (process.env['BENCH_REAL_STAGES'] ?? 'checkpoint,form,fleet,raw').split(',');
+const STAGES = (process.env['BENCH_REAL_STAGES'] ?? 'checkpoint,form,fleet,vae,raw').split(',');
 const ROUNDS = Number(process.env['BENCH_REAL_ROUNDS'] ?? 1);
 const INTRA_OP = Math.min(2, cpus().length);
 const SEEDS = [101, 102, 103, 104];
@@ -65,6 +81,7 @@ const BIG_SHAPE = Object.freeze({ frames: 9, height: 30, width: 52 });
 const PROMPT = 'a red fox running through fresh snow';
 const LORA_RANK = 32;
 const RESULTS = new URL('./results/real.json', import.meta.url);
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /** BENCH_REAL_LAYERS: fewer blocks of the same DiT, for a quick check of the script itself. */
 const CONFIG =
@@ -458,9 +475,9 @@ async function fleetStage(): Promise<{ medianRolloutMs: number }> {
       shape: SHAPE,
       weights: { dit: { exact: version } },
     };
-    const rollout = async (steps: number) => {
+    const rollout = async (steps: number, decodeFrames: 'none' | 'all' = 'none') => {
       const r = await timed(async () => {
-        const { id } = await client.enqueueRollouts({ ...request, steps });
+        const { id } = await client.enqueueRollouts({ ...request, steps, decodeFrames });
         const done = await client.waitFor(id, { timeoutMs: 3_600_000 });
         if (done.status !== 'completed') throw new Error(`rollout ${id}: ${JSON.stringify(done)}`);
         return done;
@@ -485,6 +502,19 @@ async function fleetStage(): Promise<{ medianRolloutMs: number }> {
     }
     sampler.stop();
 
+    // The same rollout returning every decoded frame (G × 9 frames of 64×64): the decode's share.
+    sampler = RssSampler.start();
+    const decoded = await rollout(STEPS, 'all');
+    figures['decodedRollout'] = {
+      decodeFrames: 'all',
+      frames: SEEDS.length * card.frameDecoder!.clip(SHAPE).frames,
+      rolloutMs: decoded.ms,
+      decodeMs: round(decoded.ms - median(rollouts), 1),
+      decodeShare: round((decoded.ms - median(rollouts)) / decoded.ms, 3),
+      peakRssMb: sampler.stop(),
+    };
+    save('fleet', figures);
+
     const loraDir = join(DIR, 'lora-r32');
     const loraLayers = writeLoraAdapter(loraDir);
     sampler = RssSampler.start();
@@ -503,6 +533,7 @@ async function fleetStage(): Promise<{ medianRolloutMs: number }> {
       computeWeights: await computeWeights(worker),
     };
     save('fleet', figures);
+    if (STAGES.includes('train')) await trainStage(url);
     return { medianRolloutMs: median(rollouts) };
   } finally {
     await worker.close();
@@ -511,6 +542,140 @@ async function fleetStage(): Promise<{ medianRolloutMs: number }> {
     await deletePrefix(redis.url, prefix);
     await redis.stop();
   }
+}
+
+/**
+ * One sample's decode through the card's frame decoder on the worker's path (the ort component
+ * builder on a compute pool): the ms of each forward (one per latent frame) and the peak RSS.
+ */
+async function decodeTimes(
+  shape: { frames: number; height: number; width: number },
+  forward: (inputs: TensorMap) => Promise<Readonly<Record<string, TensorData>>>,
+): Promise<Record<string, unknown>> {
+  const decoder = card.frameDecoder!;
+  const dims = [16, shape.frames, shape.height, shape.width];
+  const latent = gaussianNoise(
+    21,
+    0,
+    dims.reduce((a, b) => a * b, 1),
+  );
+  const clip = decoder.clip(shape);
+  const stepMs: number[] = [];
+  const sampler = RssSampler.start();
+  const started = performance.now();
+  await decoder.decode(latent, dims, clip.frames - 1, async (inputs) => {
+    const from = performance.now();
+    const out = await forward(inputs);
+    stepMs.push(round(performance.now() - from, 1));
+    console.log(
+      `[vae] ${shape.frames}x${shape.height}x${shape.width}: latent frame ${stepMs.length - 1} ${stepMs.at(-1)} ms`,
+    );
+    return out;
+  });
+  return {
+    latent: dims,
+    video: `${clip.height}x${clip.width}x${clip.frames}`,
+    frames: clip.frames,
+    latentFrameMs: stepMs,
+    firstLatentFrameMs: stepMs[0],
+    medianLaterLatentFrameMs: stepMs.length > 1 ? round(median(stepMs.slice(1)), 1) : null,
+    totalMs: round(performance.now() - started, 1),
+    msPerDecodedFrame: round((performance.now() - started) / clip.frames, 1),
+    peakRssMb: sampler.stop(),
+  };
+}
+
+async function vaeStage(): Promise<void> {
+  const { createOrtComponentBuilder, OrtSessions } = await import('@flowfleet/backends');
+  const spec = card.components.find((c) => c.id === card.frameDecoder!.componentId)!;
+  const figures: Record<string, unknown> = {};
+  const before = rssMb();
+  const init = await timed(async () => initVaeDecoderWeights(WAN21_VAE, 1));
+  const weights: WeightSet = { id: 'bench-vae@1', tensors: init.value };
+  figures['weights'] = {
+    parameters: [...init.value.values()].reduce((s, t) => s + t.data.length, 0),
+    tensors: init.value.size,
+    initMs: init.ms,
+    rssGrowthMb: round(rssMb() - before, 0),
+  };
+  const pool = await ComputePool.create({ threads: 1 });
+  try {
+    const sessions = await OrtSessions.attach(pool, { intraOpThreads: INTRA_OP });
+    const component = await createOrtComponentBuilder({ sessions })(spec, undefined);
+    try {
+      const forward = (inputs: TensorMap) => component.run(inputs, weights);
+      // Warm-up: the first forward of a shape builds its session.
+      await decodeTimes({ frames: 1, height: SHAPE.height, width: SHAPE.width }, forward);
+      figures['benchLatent'] = await decodeTimes(SHAPE, forward);
+      save('vae', figures);
+      if (process.env['BENCH_REAL_VAE_BIG'] !== '0') {
+        figures['bigClip'] = await decodeTimes(BIG_SHAPE, forward);
+        save('vae', figures);
+      }
+    } finally {
+      await component.dispose();
+    }
+  } finally {
+    await pool.close();
+  }
+}
+
+/** Runs `command` with this process's output, from the repository root; rejects on a failure. */
+function runChild(command: string, args: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: 'inherit', cwd: ROOT });
+    child.on('error', reject);
+    child.on('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${args[0]}: exit ${code ?? signal}`)),
+    );
+  });
+}
+
+/**
+ * One FlowGRPO LoRA iteration of the 1.3B card with a pixel reward, by the example trainer
+ * (examples/flowgrpo/train.py, PyTorch) against the fleet stage's fleet: it loads the bf16
+ * checkpoint, pushes it as its base, encodes its prompt with a random-init umT5 of the real
+ * width (4096) once, then rolls out G = 4 (4 SDE steps, CFG 4.5, the first decoded frame),
+ * scores JPEG compressibility, recomputes the 2 trained steps' log-probs with gradients and syncs
+ * the r32 adapter. Figures: the trainer's timed phases (its log line), the worker's peak RSS.
+ */
+async function trainStage(url: string): Promise<void> {
+  const python = join(ROOT, '.venv', 'bin', 'python');
+  const umt5 = join(DIR, 'umt5-random');
+  if (!existsSync(join(umt5, 'text_encoder'))) {
+    await runChild(python, ['examples/flowgrpo/write_random_umt5.py', umt5, '--d-model', '4096']);
+  }
+  const log = join(DIR, 'train-1.3b.jsonl');
+  const flags = [
+    ...['--model', card.id, '--checkpoint', diffusersPath, '--text-encoder', umt5],
+    ...['--reward', 'jpeg-compressibility', '--reward-frames', 'first', '--prompt', PROMPT],
+    ...['--iterations', '1', '--group', String(SEEDS.length), '--steps', String(STEPS)],
+    ...['--frames', String(SHAPE.frames), '--size', String(SHAPE.height)],
+    ...['--timestep-fraction', '0.5', '--micro-batch', '2', '--torch-threads', String(INTRA_OP)],
+  ];
+  const sampler = RssSampler.start();
+  const started = performance.now();
+  await runChild(python, [
+    'examples/flowgrpo/train.py',
+    ...flags,
+    ...['--url', url, '--token', BENCH_TOKENS.trainer, '--timeout', '3600', '--log', log],
+  ]);
+  const wallMs = performance.now() - started;
+  const record = JSON.parse(readFileSync(log, 'utf8').split('\n')[0]!) as Record<string, unknown>;
+  const ms = (key: string) => round(Number(record[key]) * 1000, 1);
+  save('train', {
+    command: `train.py ${flags.join(' ')}`,
+    rolloutMs: ms('rollout_s'),
+    rewardMs: ms('reward_s'),
+    trainMs: ms('train_s'),
+    loraSyncMs: ms('sync_s'),
+    adapterBytes: record['adapter_bytes'],
+    ratioErrMax: record['ratio_err_max'],
+    rewardMean: record['reward_mean'],
+    trainerPeakRssMb: record['peak_rss_mb'],
+    workerPeakRssMb: sampler.stop(),
+    wallMsWithStartUp: round(wallMs, 1),
+  });
 }
 
 async function rawStage(fleet: { medianRolloutMs: number } | undefined): Promise<void> {
@@ -599,6 +764,7 @@ await runBench(async () => {
   if (STAGES.includes('checkpoint')) await checkpointStage();
   const fleet = STAGES.includes('fleet') ? await fleetStage() : undefined;
   if (STAGES.includes('form')) await formStage();
+  if (STAGES.includes('vae')) await vaeStage();
   if (STAGES.includes('raw')) await rawStage(fleet);
   console.log('\nwrote bench/results/real.json');
 });
