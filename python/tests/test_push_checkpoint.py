@@ -114,3 +114,28 @@ def test_a_lora_sync_runs_like_the_trainers_torch_merge(trainer: Client, initial
     with_adapter = rollout_on(trainer, adapted.version)
     merged = trainer.push_weights(torch_merge(base), dtype="F32")
     assert np.array_equal(with_adapter, rollout_on(trainer, merged.version))
+
+
+def test_a_file_goes_up_in_pieces_and_reads_back_whole(trainer: Client, tmp_path: Path) -> None:
+    # 3 MiB and a bit: more than one piece of the transport's 1 MiB (BODY_CHUNK_BYTES), and a
+    # last piece that is not full.
+    values = torch.arange(786_435, dtype=torch.float32)
+    path = tmp_path / "big.safetensors"
+    save_file({"w": values}, str(path))
+    data = path.read_bytes()
+    stored = trainer.upload_blob_file(path)
+    assert stored["sizeBytes"] == len(data)
+    assert trainer.download_blob(stored["sha256"]) == data
+    # The same bytes from memory go up in pieces too, to the same blob.
+    assert trainer.upload_blob(data)["sha256"] == stored["sha256"]
+
+
+def test_a_file_whose_header_is_broken_is_refused_before_any_upload(trainer: Client, tmp_path: Path) -> None:
+    path = tmp_path / "broken.safetensors"
+    path.write_bytes((16).to_bytes(8, "little") + b'{"w": nonsense }' + bytes(64))
+    with pytest.raises(FlowfleetError) as refused:
+        trainer.upload_blob_file(path)
+    assert refused.value.code == "FMT_SAFETENSORS_INVALID"
+    with pytest.raises(FlowfleetError) as missing:
+        trainer.upload_blob_file(tmp_path / "absent.safetensors")
+    assert missing.value.code == "FMT_FILE_IO"

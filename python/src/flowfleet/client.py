@@ -8,7 +8,7 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -20,7 +20,8 @@ from .errors import FlowfleetError, invalid_option
 from .retry import RetryOption, RetryPolicy, resolve_retry
 from .rollout_file import RolloutFile, read_rollout_file
 from .rounds import enqueue_round
-from .transport import Call, HttpTransport, RetryEvent
+from .safetensors_check import read_safetensors_header
+from .transport import BODY_CHUNK_BYTES, Call, HttpTransport, RetryEvent, StreamedBody
 from .types import (
     CancelledRollout,
     EnqueuedRollout,
@@ -46,7 +47,7 @@ from .waiting import (
     wait_for_job,
     wait_for_sync,
 )
-from .weights import WeightsSource, read_weights_file, weights_bytes
+from .weights import WeightsSource, weights_bytes
 
 #: Default bound on one try (s) and the default retry policy (the TypeScript SDK's).
 DEFAULT_TIMEOUT_S = 30.0
@@ -96,6 +97,18 @@ def _lora_body(lora: Mapping[str, Any], shards: tuple[Path, ...]) -> dict[str, A
         except ValueError as cause:
             raise invalid_option(f"{config_path} is not JSON", "lora") from cause
     return body
+
+
+def _file_pieces(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    """The file's bytes in pieces of ``BODY_CHUNK_BYTES``. :raises FlowfleetError: ``FMT_FILE_IO``"""
+    try:
+        with open(path, "rb") as file:
+            while piece := file.read(BODY_CHUNK_BYTES):
+                yield piece
+    except OSError as cause:
+        raise FlowfleetError(
+            "FMT_FILE_IO", f"cannot read {os.fspath(path)}: {cause}", {"path": os.fspath(path)}
+        ) from cause
 
 
 class Client:
@@ -379,6 +392,39 @@ class Client:
             )
         return stored
 
+    def upload_blob_file(self, path: str | os.PathLike[str], *, call: Call | None = None) -> StoredBlob:
+        """Uploads a safetensors file from disk in pieces (never whole in memory: a checkpoint
+        shard is gigabytes) after checking its header, and checks the coordinator's sha256 and size
+        against the file's. :raises FlowfleetError: ``FMT_FILE_IO``, ``FMT_SAFETENSORS_INVALID``,
+        ``CLIENT_BLOB_MISMATCH``, ``API_BLOB_TOO_LARGE``, transport codes
+        """
+        read_safetensors_header(path)
+        digest = hashlib.sha256()
+        size = 0
+        for piece in _file_pieces(path):
+            digest.update(piece)
+            size += len(piece)
+        local = digest.hexdigest()
+        stored = cast(
+            StoredBlob,
+            self._http.request_json(
+                "PUT",
+                "/v1/blobs",
+                schema.STORED_BLOB,
+                idempotent=True,
+                content=StreamedBody(size, lambda: _file_pieces(path)),
+                call=call,
+            ),
+        )
+        if stored["sha256"] != local or stored["sizeBytes"] != size:
+            raise FlowfleetError(
+                "CLIENT_BLOB_MISMATCH",
+                f"the coordinator stored {stored['sha256']} ({stored['sizeBytes']} bytes) for "
+                f"{os.fspath(path)}, whose sha256 is {local} ({size} bytes)",
+                {"expected": {"sha256": local, "sizeBytes": size}, "received": dict(stored)},
+            )
+        return stored
+
     def download_blob(self, sha256: str, *, call: Call | None = None) -> bytes:
         """A blob's bytes, sha256 checked.
 
@@ -513,7 +559,7 @@ class Client:
                 raise invalid_option("dtype casts a state_dict; a checkpoint is sent as it is", "dtype")
             checkpoint = open_checkpoint(weights)
             lora_body = None if lora is None else _lora_body(lora, checkpoint.shards)
-            blobs = tuple(self.upload_blob(read_weights_file(path)) for path in checkpoint.shards)
+            blobs = tuple(self.upload_blob_file(path) for path in checkpoint.shards)
             sharded = checkpoint.index_path is not None
         else:
             if lora is not None:
