@@ -6,7 +6,14 @@ import type { TestNetwork } from './netns.js';
 
 /** The repository root (children run from it). */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** How much of a child's output `output()` shows (it goes into error messages). */
 const OUTPUT_TAIL_CHARS = 40_000;
+/**
+ * How much of a child's output is kept for `outputSince`, at least: far more than a test's window
+ * prints (a cut worker's 100 failed progress reports, each with a stack, are ~130 kB). Trimmed
+ * when twice that, so a chunk costs no copy of what is kept.
+ */
+const KEPT_OUTPUT_CHARS = 4_000_000;
 
 /** A process running on a test host. */
 export interface HostProcess {
@@ -14,6 +21,16 @@ export interface HostProcess {
   readonly process: ChildProcess;
   /** The tail of its stdout and stderr. */
   output(): string;
+  /**
+   * How many characters it has printed so far: a mark for `outputSince` (not `output().length`,
+   * which stops growing once the tail is full).
+   */
+  printed(): number;
+  /**
+   * What it printed after `mark` (a `printed()` answer).
+   * @throws Error when that output is no longer all kept (more than KEPT_OUTPUT_CHARS since)
+   */
+  outputSince(mark: number): string;
   /** Resolves with the exit code or signal once it has exited. */
   readonly exited: Promise<number | NodeJS.Signals | null>;
   /** Resolves once a line matching `pattern` was printed (polls the output until `timeoutMs`). */
@@ -36,10 +53,16 @@ export function spawnOnHost(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
+  // `kept` holds at least the last KEPT_OUTPUT_CHARS of the output; `printed` counts all of it.
+  let kept = '';
+  let printed = 0;
   const keep = (chunk: Buffer): void => {
-    output = (output + chunk.toString()).slice(-OUTPUT_TAIL_CHARS);
+    const text = chunk.toString();
+    printed += text.length;
+    kept += text;
+    if (kept.length > 2 * KEPT_OUTPUT_CHARS) kept = kept.slice(-KEPT_OUTPUT_CHARS);
   };
+  const output = (): string => kept.slice(-OUTPUT_TAIL_CHARS);
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
@@ -48,18 +71,28 @@ export function spawnOnHost(
   return {
     host,
     process: child,
-    output: () => output,
+    output,
+    printed: () => printed,
+    outputSince(mark) {
+      const start = kept.length - (printed - mark);
+      if (start < 0) {
+        throw new Error(
+          `${host}: ${printed - mark} characters printed since the mark, only the last ${kept.length} are kept`,
+        );
+      }
+      return kept.slice(start);
+    },
     exited,
     async waitForOutput(pattern, what, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const match = pattern.exec(output);
+        const match = pattern.exec(output());
         if (match !== null) return match[0];
         if (child.exitCode !== null || child.signalCode !== null) {
-          throw new Error(`${host}: exited before ${what}:\n${output}`);
+          throw new Error(`${host}: exited before ${what}:\n${output()}`);
         }
         if (Date.now() > deadline)
-          throw new Error(`${host}: no ${what} in ${timeoutMs} ms:\n${output}`);
+          throw new Error(`${host}: no ${what} in ${timeoutMs} ms:\n${output()}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
     },
@@ -90,10 +123,10 @@ export interface RelayOptions {
 
 /** Turns on the delay of a relay started with `delayLater`; resolves once it is on. */
 export async function delayRelay(relay: HostProcess): Promise<void> {
-  const from = relay.output().length;
+  const from = relay.printed();
   relay.process.kill('SIGUSR2');
   const deadline = Date.now() + 5_000;
-  while (!relay.output().slice(from).includes('delaying')) {
+  while (!relay.outputSince(from).includes('delaying')) {
     if (Date.now() > deadline)
       throw new Error(`the relay did not start delaying:\n${relay.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -1,6 +1,7 @@
 // The network harness itself: hosts reach each other over their own addresses, a cut link and a
-// cut pair really carry nothing until restored, netem really delays, and every namespace goes
-// away (stale ones of dead test processes too).
+// cut pair really carry nothing until restored, netem really delays, a child's output after a mark
+// is seen however much it printed before, and every namespace goes away (stale ones of dead test
+// processes too).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -144,6 +145,35 @@ describe('createTestNetwork', () => {
     const rtt = await echo(socketPath, 5_000);
     expect(rtt).toBeGreaterThanOrEqual(300);
     expect(rtt).toBeLessThan(1_000);
+  });
+});
+
+describe('spawnOnHost', () => {
+  it('shows what a child printed after a mark, however much it printed before', async () => {
+    // More than the 40 kB tail `output()` shows: a mark taken as `output().length` would stop
+    // growing there, and nothing printed after it would ever be seen.
+    const child = spawnOnHost(network, 'a', [
+      process.execPath,
+      '-e',
+      `process.on('SIGUSR2', () => console.log('after the mark'));
+       console.log('x'.repeat(100000));
+       console.log('ready');
+       setInterval(() => undefined, 1000);`,
+    ]);
+    children.push(child);
+    await child.waitForOutput(/ready/, 'the first 100 kB');
+    const mark = child.printed();
+    expect(mark).toBeGreaterThan(100_000);
+    expect(child.outputSince(mark)).toBe('');
+    child.process.kill('SIGUSR2');
+    const deadline = Date.now() + 10_000;
+    while (!child.outputSince(mark).includes('after the mark')) {
+      if (Date.now() > deadline)
+        throw new Error(`nothing after the mark: ${child.output().slice(-200)}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(child.outputSince(mark)).toBe('after the mark\n');
+    await child.stop('SIGKILL');
   });
 });
 

@@ -64,7 +64,7 @@ export async function manifestWeights(
   return WorkerManifestSchema.parse(JSON.parse(raw ?? 'null')).weights;
 }
 
-/** Waits until `process` printed a line matching `pattern` after its first `from` characters. */
+/** Waits until `process` printed a line matching `pattern` after `from` (its `printed()` then). */
 export async function waitForLog(
   process: HostProcess,
   from: number,
@@ -73,7 +73,7 @@ export async function waitForLog(
   timeoutMs = 60_000,
 ): Promise<void> {
   await waitUntil(
-    () => (pattern.test(process.output().slice(from)) ? true : undefined),
+    () => (pattern.test(process.outputSince(from)) ? true : undefined),
     what,
     timeoutMs,
   );

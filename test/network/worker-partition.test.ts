@@ -45,9 +45,9 @@ async function enqueue(body: Record<string, unknown>): Promise<AcceptedJob> {
 }
 
 /**
- * The first test's partitioned rollout: the most steps a request may take, so that on a busy
- * machine the worker is still denoising when the cut lands (at 30 steps it once finished and
- * uploaded between the test seeing step 2 and the cut: the job completed on the worker being cut).
+ * Each test's partitioned rollout: the most steps a request may take, so that on a busy machine the
+ * worker is still denoising when the cut lands (at 30 steps it once finished and uploaded between
+ * the test seeing step 2 and the cut: the job completed on the worker being cut).
  */
 const PARTITIONED_STEPS = 100;
 
@@ -81,7 +81,7 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
     w1 = await fleet.startWorker('w1', WORKER_ENV);
     const body = tinyRollout({ steps: PARTITIONED_STEPS });
     const job = await startedOn('w1', body);
-    const mark = w1.output().length;
+    const mark = w1.printed();
     await fleet.network.cut('w1');
     await expectStillRunning(job.id);
     // The rescuer starts only now, so it cannot have taken the job any other way.
@@ -118,10 +118,10 @@ describe('a worker partitioned mid-job for longer than its lock', () => {
   }, 360_000);
 
   it('refuses, with a code, a late upload whose bytes differ after a weight sync', async () => {
-    const body = tinyRollout({ steps: 30, seeds: [21, 22] });
+    const body = tinyRollout({ steps: PARTITIONED_STEPS, seeds: [21, 22] });
     const job = await startedOn('w1', body);
-    const mark = w1.output().length;
-    const coordinatorMark = fleet.coordinator().output().length;
+    const mark = w1.printed();
+    const coordinatorMark = fleet.coordinator().printed();
     await fleet.network.cut('w1');
     await expectStillRunning(job.id);
     // A new dit version while w1 is away: the job's next attempt runs on it.
