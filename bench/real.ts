@@ -561,6 +561,7 @@ async function decodeTimes(
   );
   const clip = decoder.clip(shape);
   const stepMs: number[] = [];
+  const rssBeforeMb = rssMb();
   const sampler = RssSampler.start();
   const started = performance.now();
   await decoder.decode(latent, dims, clip.frames - 1, async (inputs) => {
@@ -581,6 +582,7 @@ async function decodeTimes(
     medianLaterLatentFrameMs: stepMs.length > 1 ? round(median(stepMs.slice(1)), 1) : null,
     totalMs: round(performance.now() - started, 1),
     msPerDecodedFrame: round((performance.now() - started) / clip.frames, 1),
+    rssBeforeMb,
     peakRssMb: sampler.stop(),
   };
 }
