@@ -14,7 +14,13 @@ import {
 } from '@flowfleet/backends';
 import { initWeights, wan21MiniCard } from '@flowfleet/models/wan21';
 import { gaussianNoise } from '@flowfleet/numerics';
-import { ComputePool, type TensorData, type TensorMap, type WeightSet } from '@flowfleet/platform';
+import {
+  ComputePool,
+  unsharedTensor,
+  type TensorData,
+  type TensorMap,
+  type WeightSet,
+} from '@flowfleet/platform';
 import type { Tensor } from 'onnxruntime-node';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -97,7 +103,8 @@ async function rawRunner(w: Workload): Promise<Runner> {
   );
   const feeds: Record<string, Tensor> = {};
   for (const name of session.inputNames) {
-    const t = w.weights?.tensors.get(name) ?? w.inputs[name];
+    const shared = w.weights?.tensors.get(name) ?? w.inputs[name];
+    const t = shared === undefined ? undefined : unsharedTensor(shared);
     if (t !== undefined) feeds[name] = new ort.Tensor(t.dtype, t.data, t.dims);
   }
   return async () => {

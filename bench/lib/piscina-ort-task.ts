@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadOrt, ortSessionOptions } from '@flowfleet/backends';
-import type { TensorData } from '@flowfleet/platform';
+import { unsharedTensor, type TensorData } from '@flowfleet/platform';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
 interface PiscinaStatics {
@@ -53,7 +53,8 @@ export async function runOrtTask(request: PiscinaOrtTask): Promise<unknown> {
     }
     case 'upload': {
       const tensors = new Map<string, Tensor>();
-      for (const [name, t] of request.tensors) {
+      for (const [name, shared] of request.tensors) {
+        const t = unsharedTensor(shared);
         tensors.set(name, new ort.Tensor(t.dtype, t.data, t.dims));
       }
       weightSets.set(request.weightsId, tensors);

@@ -4,7 +4,7 @@
 // as ort.Tensors once, no pool, no runtime.
 import { loadOrt, onnxArtifactsOf, ortSessionOptions } from '@flowfleet/backends';
 import type { ModelComponentSpec } from '@flowfleet/models';
-import { isSharedTensor, type TensorData, type TensorMap } from '@flowfleet/platform';
+import { unsharedTensor, type TensorData, type TensorMap } from '@flowfleet/platform';
 import type { RawForward } from './raw-ort-sessions.js';
 
 /** A RawForward on one eager session, timing each run. */
@@ -33,8 +33,7 @@ export async function openRawEagerForward(
   const toOrt = (t: TensorData) => new ort.Tensor(t.dtype, t.data, t.dims);
   // Weights in SharedArrayBuffers (loadCheckpoint's) get one private copy, as the worker's ORT
   // handler makes where onnxruntime-node refuses shared memory (Node 20: "Invalid argument").
-  const own = (t: TensorData): TensorData =>
-    isSharedTensor(t) ? { ...t, data: (t.data as Float32Array).slice() } : t;
+  const own = unsharedTensor;
   const weightFeeds = Object.fromEntries(
     [...weights]
       .filter(([name]) => session.inputNames.includes(name))

@@ -3,7 +3,12 @@
 // onnxruntime-node in the calling thread with the worker's session options, no pool, no runtime.
 import { loadOrt, onnxArtifactsOf, ortSessionOptions } from '@flowfleet/backends';
 import type { ModelCard } from '@flowfleet/models';
-import type { TensorData, TensorMap, WeightSet } from '@flowfleet/platform';
+import {
+  unsharedTensor,
+  type TensorData,
+  type TensorMap,
+  type WeightSet,
+} from '@flowfleet/platform';
 
 /** A forward the raw loop calls: named inputs in, named outputs out. */
 export interface RawForward {
@@ -46,7 +51,10 @@ export async function openRawOrtForward(
   return {
     async run(inputs) {
       const feeds = Object.fromEntries(
-        Object.entries(inputs).map(([name, t]) => [name, new ort.Tensor(t.dtype, t.data, t.dims)]),
+        Object.entries(inputs).map(([name, shared]) => {
+          const t = unsharedTensor(shared);
+          return [name, new ort.Tensor(t.dtype, t.data, t.dims)];
+        }),
       );
       const started = performance.now();
       const from = monoUs();

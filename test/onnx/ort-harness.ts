@@ -2,7 +2,7 @@
 // captured forms bit-identical (DESIGN.md §8), feeds from TensorData, and error figures.
 import * as ort from 'onnxruntime-node';
 import { gaussianNoise } from '@flowfleet/numerics';
-import type { TensorData } from '@flowfleet/platform';
+import { unsharedTensor, type TensorData } from '@flowfleet/platform';
 
 ort.env.logLevel = 'fatal';
 
@@ -18,8 +18,9 @@ export function createSession(bytes: Uint8Array, threads = 1): Promise<ort.Infer
   });
 }
 
-/** An ORT tensor over the same data (no copy). */
-export function toOrt(tensor: TensorData): ort.Tensor {
+/** An ORT tensor over the same data (no copy; shared weights get an ordinary copy, see `unsharedTensor`). */
+export function toOrt(shared: TensorData): ort.Tensor {
+  const tensor = unsharedTensor(shared);
   const dims = [...tensor.dims];
   if (tensor.data instanceof BigInt64Array) return new ort.Tensor('int64', tensor.data, dims);
   if (tensor.data instanceof Int32Array) return new ort.Tensor('int32', tensor.data, dims);

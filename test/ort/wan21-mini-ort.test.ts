@@ -9,7 +9,13 @@ import {
   OrtSessions,
 } from '@flowfleet/backends';
 import { WAN21_MINI, initWeights, tokenize, wan21MiniCard } from '@flowfleet/models/wan21';
-import { ComputePool, type TensorData, type TensorMap, type WeightSet } from '@flowfleet/platform';
+import {
+  ComputePool,
+  unsharedTensor,
+  type TensorData,
+  type TensorMap,
+  type WeightSet,
+} from '@flowfleet/platform';
 import { firstBitDifference, gaussianTensor } from '../onnx/ort-harness.js';
 
 const config = WAN21_MINI;
@@ -66,7 +72,8 @@ describe('ort-cpu on wan21-mini', () => {
       const feeds: Record<string, InstanceType<typeof ort.Tensor>> = {};
       const all = { ...artifacts.eagerInputs(dimsOf(inputs)), ...inputs };
       for (const [name, t] of [...Object.entries(all), ...weights.tensors]) {
-        feeds[name] = new ort.Tensor(t.dtype, t.data, t.dims);
+        const own = unsharedTensor(t);
+        feeds[name] = new ort.Tensor(own.dtype, own.data, own.dims);
       }
       const local = (await session.run(feeds))['velocity']?.data as Float32Array;
       await session.release();

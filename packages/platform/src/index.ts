@@ -40,6 +40,7 @@ export {
   sharedFloat32Array,
   sharedTensor,
   sharedTensors,
+  unsharedTensor,
 } from './shared-tensors.js';
 export { moduleWorkerUrl } from './worker-threads/spawn-module-worker.js';
 export { ComputePool } from './worker-threads/compute-pool.js';

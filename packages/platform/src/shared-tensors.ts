@@ -48,3 +48,14 @@ export function sharedTensor(tensor: TensorData): TensorData {
 export function sharedTensors(tensors: ReadonlyMap<string, TensorData>): Map<string, TensorData> {
   return new Map([...tensors].map(([name, tensor]) => [name, sharedTensor(tensor)]));
 }
+
+/**
+ * `tensor` with its values in an ordinary ArrayBuffer: the tensor itself when they already are,
+ * else a copy. For code that hands a weight tensor to onnxruntime-node itself (not through the
+ * compute pool): its binding refuses SharedArrayBuffer memory on Node 20 (`run`: "Invalid
+ * argument"), as the ORT handler's probe finds.
+ */
+export function unsharedTensor(tensor: TensorData): TensorData {
+  if (!(tensor.data.buffer instanceof SharedArrayBuffer)) return tensor;
+  return { dtype: tensor.dtype, dims: tensor.dims, data: tensor.data.slice() } as TensorData;
+}
