@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python" / "tests"))
-import fleet_support  # noqa: E402
-from flowfleet.transport import _pieces  # noqa: E402
+import fleet_support
+from flowfleet.transport import _pieces
 
 size = int(sys.argv[1] if len(sys.argv) > 1 else "256") << 20
 body = bytes(range(256)) * (size // 256)
@@ -29,4 +29,6 @@ with fleet_support.running_fleet(1, {"FLOWFLEET_MAX_BLOB_BYTES": str(size + 1024
             started = time.perf_counter()
             answer = client.put("/v1/blobs", content=body if how == "whole" else _pieces(body), headers=headers)
             seconds = time.perf_counter() - started
-            print(f"{how}: {size >> 20} MiB in {seconds:.2f} s ({(size >> 20) / seconds:.1f} MiB/s), {answer.status_code}")
+            print(
+                f"{how}: {size >> 20} MiB in {seconds:.2f} s ({(size >> 20) / seconds:.1f} MiB/s), {answer.status_code}"
+            )
